@@ -1,0 +1,123 @@
+package graph
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+func quote(s string) string { return strconv.Quote(s) }
+
+// DuplicateKeyError is returned when two different tasks share a key.
+type DuplicateKeyError struct {
+	Key      Key
+	Old, New *Task
+}
+
+func (e *DuplicateKeyError) Error() string {
+	return fmt.Sprintf("graph: duplicate key %q with different content (op %q with %d deps vs op %q with %d deps)",
+		e.Key, e.Old.Op, len(e.Old.Deps), e.New.Op, len(e.New.Deps))
+}
+
+// MissingDependency is one task naming a dependency that is not in the graph.
+type MissingDependency struct {
+	Task, Dep Key
+}
+
+// MissingDependencyError lists the dependencies that are neither tasks of
+// the graph nor external keys.
+type MissingDependencyError struct {
+	Missing []MissingDependency
+}
+
+func (e *MissingDependencyError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "graph: %d missing dependencies: ", len(e.Missing))
+	for i, m := range e.Missing {
+		if i == 5 {
+			fmt.Fprintf(&b, ", and %d more", len(e.Missing)-5)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "task %q depends on %q", m.Task, m.Dep)
+	}
+	return b.String()
+}
+
+// CycleError reports a cycle: each key depends on the next, and the last on
+// the first.
+type CycleError struct {
+	Keys []Key
+}
+
+func (e *CycleError) Error() string {
+	parts := make([]string, len(e.Keys)+1)
+	for i, k := range e.Keys {
+		parts[i] = strconv.Quote(string(k))
+	}
+	parts[len(e.Keys)] = strconv.Quote(string(e.Keys[0]))
+	return "graph: cycle: " + strings.Join(parts, " depends on ")
+}
+
+// UnknownOpError is returned when a task names an op that is not registered
+// in the process that runs it.
+type UnknownOpError struct {
+	Op  string
+	Key Key
+}
+
+func (e *UnknownOpError) Error() string {
+	var where string
+	if e.Key != "" {
+		where = fmt.Sprintf(" (task %q)", e.Key)
+	}
+	return fmt.Sprintf("op %q is not registered in this process%s: register it before running, "+
+		"for example graph.RegisterFunc(%q, fn) at package level or at the top of main, "+
+		"and make sure every worker runs the same program", e.Op, where, e.Op)
+}
+
+// TaskError is the error of a task that failed, or that could not run
+// because a task it depends on failed. Err is the cause: the error of the
+// task that failed first (Root).
+type TaskError struct {
+	Key    Key    // the task whose value was asked for
+	Op     string // its op
+	Root   Key    // the task that failed first; equal to Key when it failed itself
+	RootOp string // the op of Root
+	Worker string // where Root ran, if known
+	Err    error  // what went wrong in Root
+}
+
+func (e *TaskError) Error() string {
+	var where string
+	if e.Worker != "" {
+		where = " on " + e.Worker
+	}
+	if e.Root == e.Key || e.Root == "" {
+		return fmt.Sprintf("task %q (op %s) failed%s: %v", e.Key, e.Op, where, e.Err)
+	}
+	return fmt.Sprintf("task %q (op %s) not computed: its dependency %q (op %s) failed%s: %v",
+		e.Key, e.Op, e.Root, e.RootOp, where, e.Err)
+}
+
+func (e *TaskError) Unwrap() error { return e.Err }
+
+// PanicError is the cause of a TaskError when the op panicked.
+type PanicError struct {
+	Value any
+	Stack string
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("panic: %v\n%s", e.Value, e.Stack)
+}
+
+// RemoteError carries the message of an error that crossed a process
+// boundary and lost its Go type.
+type RemoteError struct {
+	Message string
+}
+
+func (e *RemoteError) Error() string { return e.Message }
