@@ -1,0 +1,58 @@
+package scheduler
+
+import "github.com/shoal-data/shoal/graph"
+
+// Instruction is something the caller of State.Handle must do: run a task,
+// move or drop a value, or tell a client about a result.
+type Instruction interface {
+	instruction()
+}
+
+// Run asks Worker to compute Task. The values of the task's dependencies
+// are on Worker, or on their way there (see Fetch).
+type Run struct {
+	Worker string
+	Task   *graph.Task
+}
+
+// Fetch asks worker To to copy the value of Key from one of From.
+type Fetch struct {
+	Key  graph.Key
+	From []string
+	To   string
+}
+
+// Release asks Workers to drop their copy of Key's value.
+type Release struct {
+	Key     graph.Key
+	Workers []string
+}
+
+// CancelRun asks Worker to stop computing Key: nobody needs it any more.
+// The worker still reports the task as finished or failed when it stops.
+type CancelRun struct {
+	Key    graph.Key
+	Worker string
+}
+
+// ReportResult tells Client that the value of Key is ready on Workers.
+type ReportResult struct {
+	Client  string
+	Key     graph.Key
+	Workers []string
+	Size    int64
+}
+
+// ReportError tells Client that Key cannot be computed.
+type ReportError struct {
+	Client string
+	Key    graph.Key
+	Err    error // a *graph.TaskError, or the reason of a Cancel
+}
+
+func (*Run) instruction()          {}
+func (*Fetch) instruction()        {}
+func (*Release) instruction()      {}
+func (*CancelRun) instruction()    {}
+func (*ReportResult) instruction() {}
+func (*ReportError) instruction()  {}

@@ -1,0 +1,165 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/shoal-data/shoal/graph"
+)
+
+// randomGraph builds a DAG of n tasks; each depends on up to three earlier
+// ones.
+func randomGraph(r *rand.Rand, n int, prefix string) *graph.Graph {
+	g := graph.New()
+	keys := make([]graph.Key, n)
+	for i := range n {
+		keys[i] = graph.Key(fmt.Sprintf("%s%d", prefix, i))
+		t := &graph.Task{Key: keys[i], Op: "op"}
+		if i > 0 {
+			for range r.IntN(4) {
+				d := keys[r.IntN(i)]
+				dup := false
+				for _, x := range t.Deps {
+					dup = dup || x == d
+				}
+				if !dup {
+					t.Deps = append(t.Deps, d)
+				}
+			}
+		}
+		if r.IntN(8) == 0 {
+			t.Retries = r.IntN(3)
+		}
+		if r.IntN(10) == 0 {
+			t.Priority = r.IntN(3)
+		}
+		if r.IntN(15) == 0 {
+			t.Resources = map[string]float64{"GPU": 1}
+		}
+		g.Add(t)
+	}
+	return g
+}
+
+// TestRandomScenarios drives the scheduler through random graphs, random
+// failures, worker churn and cancellations, validating the state after
+// every event; in the end every wanted key is answered, and once the
+// clients release everything, nothing is left.
+func TestRandomScenarios(t *testing.T) {
+	seeds := 400
+	if s := os.Getenv("SHOAL_SCHED_SEEDS"); s != "" {
+		seeds, _ = strconv.Atoi(s)
+	}
+	if testing.Short() {
+		seeds = 50
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(seed), 7))
+			m := newSim(t, Config{Saturation: 1 + r.Float64(), AllowedFailures: 2 + r.IntN(2)})
+			nw := 0
+			addWorker := func() {
+				nw++
+				res := map[string]float64(nil)
+				if r.IntN(2) == 0 {
+					res = map[string]float64{"GPU": 1}
+				}
+				m.addWorker(fmt.Sprintf("w%d", nw), 1+r.IntN(3), res)
+			}
+			addWorker()
+			// Make sure some worker offers the GPU.
+			m.addWorker("gpu", 1, map[string]float64{"GPU": 2})
+			type sub struct {
+				client string
+				keys   []graph.Key
+			}
+			var subs []sub
+			shared := randomGraph(r, 5+r.IntN(30), "s")
+			for c := range 1 + r.IntN(3) {
+				g := shared.Clone()
+				own := randomGraph(r, r.IntN(10), fmt.Sprintf("c%d-", c))
+				g.Merge(own)
+				var keys []graph.Key
+				for _, k := range g.Keys() {
+					if r.IntN(4) == 0 {
+						keys = append(keys, k)
+					}
+				}
+				if len(keys) == 0 {
+					keys = []graph.Key{g.Keys()[g.Len()-1]}
+				}
+				client := fmt.Sprintf("client%d", c)
+				m.submit(client, g, keys...)
+				subs = append(subs, sub{client, keys})
+			}
+			cancelled := map[string]bool{}
+			for step := 0; step < 5000; step++ {
+				switch x := r.IntN(100); {
+				case x < 70:
+					if !m.finish() {
+						step = 5000
+					}
+				case x < 80:
+					m.fail(errBoom)
+				case x < 83 && len(m.s.wlist) > 1:
+					victim := m.s.wlist[r.IntN(len(m.s.wlist))].info.Name
+					if victim != "gpu" {
+						m.removeWorker(victim)
+					}
+				case x < 86:
+					addWorker()
+				case x < 88:
+					s := subs[r.IntN(len(subs))]
+					if !cancelled[s.client] {
+						cancelled[s.client] = true
+						m.handle(&Cancel{Client: s.client})
+					}
+				case x < 95:
+					w := m.s.wlist[r.IntN(len(m.s.wlist))]
+					m.handle(&WorkerMemory{Worker: w.info.Name, Process: int64(r.Float64() * float64(w.info.MemoryLimit))})
+				default:
+					for _, w := range m.s.wlist {
+						m.handle(&WorkerMemory{Worker: w.info.Name, Process: 0})
+					}
+				}
+			}
+			// Unpause everyone and run to the end.
+			for _, w := range m.s.wlist {
+				m.handle(&WorkerMemory{Worker: w.info.Name, Process: 0})
+			}
+			m.runAll()
+			for _, s := range subs {
+				for _, k := range s.keys {
+					res := m.results[s.client][k]
+					err := m.errs[s.client][k]
+					if res == 0 && err == nil {
+						d, _ := m.s.Dump()
+						t.Fatalf("%s: key %q never answered\n%s", s.client, k, d)
+					}
+					if err != nil && !cancelled[s.client] {
+						var te *graph.TaskError
+						if !errors.As(err, &te) {
+							t.Fatalf("%s: key %q: error %v is not a TaskError", s.client, k, err)
+						}
+					}
+				}
+			}
+			for _, s := range subs {
+				m.handle(&KeysReleased{Client: s.client})
+			}
+			if n := m.s.NumTasks(); n != 0 {
+				d, _ := m.s.Dump()
+				t.Fatalf("%d tasks left after all clients released:\n%s", n, d)
+			}
+			for w, ks := range m.held {
+				if len(ks) != 0 {
+					t.Fatalf("worker %s still holds %v", w, ks)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,705 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/shoal-data/shoal/graph"
+)
+
+// Config tunes the scheduler. The zero value gives the defaults.
+type Config struct {
+	// Saturation is how many tasks a worker gets per thread before further
+	// ready tasks wait in the scheduler's queue (rounded up, at least one).
+	// Keeping this small keeps memory bounded: root tasks are not started
+	// faster than their results can be consumed. Default 1.0.
+	Saturation float64
+	// AllowedFailures is how many workers may die while running a task
+	// before the task is declared erred (it may be what kills them).
+	// Default 3.
+	AllowedFailures int
+	// PauseFraction pauses a worker whose process memory reaches this
+	// fraction of its limit: it gets no new tasks until memory falls below.
+	// Default 0.8; negative disables pausing.
+	PauseFraction float64
+	// LogSize is the number of transitions kept for Story and Dump.
+	// Default 100,000.
+	LogSize int
+	// FailUnrunnable fails a ready task that no current worker could run
+	// (restricted to absent workers, or needing resources no worker has)
+	// instead of queueing it until such a worker joins. The in-process
+	// executor sets it: no worker will ever join there.
+	FailUnrunnable bool
+	// Order computes static priorities of a submitted graph when the event
+	// carries none. Default graph.Order.
+	Order func(*graph.Graph) []int
+}
+
+func (c Config) withDefaults() Config {
+	if c.Saturation <= 0 {
+		c.Saturation = 1
+	}
+	if c.AllowedFailures <= 0 {
+		c.AllowedFailures = 3
+	}
+	if c.PauseFraction == 0 {
+		c.PauseFraction = 0.8
+	}
+	if c.LogSize <= 0 {
+		c.LogSize = 100_000
+	}
+	if c.Order == nil {
+		c.Order = defaultOrder
+	}
+	return c
+}
+
+// ErrMissingData is the error a worker reports (wrapped) when it could not
+// get the value of a dependency. The scheduler then computes the dependency
+// again instead of counting a failure against the task.
+var ErrMissingData = errors.New("missing dependency data")
+
+// KilledWorkerError is the cause of a task that was running on too many
+// workers when they died.
+type KilledWorkerError struct {
+	Key     graph.Key
+	Workers []string
+}
+
+func (e *KilledWorkerError) Error() string {
+	return fmt.Sprintf("task %q was running on %d workers when they died (%v); it may be what kills them",
+		e.Key, len(e.Workers), e.Workers)
+}
+
+// MissingKeyError is the cause of a task that depends on a key that is
+// neither in its graph nor held by the scheduler.
+type MissingKeyError struct {
+	Key graph.Key
+}
+
+func (e *MissingKeyError) Error() string {
+	return fmt.Sprintf("key %q is not held: it was released or never computed", e.Key)
+}
+
+// task is the scheduler's record of one task.
+type task struct {
+	key   graph.Key
+	spec  *graph.Task
+	state TaskState
+	prio  priority
+
+	deps        []*task
+	dependents  []*task // may hold forgotten tasks; nDependents counts the live ones
+	nDependents int
+
+	nWaitingOn int // while waiting: dependencies not in memory
+	waiters    int // dependents that still need this value (waiting, queued or processing)
+
+	who    []*worker // workers holding the value
+	whoBuf [1]*worker
+	proc   *worker // worker running it (processing, or cancelled while running)
+	nbytes int64
+
+	clients   []*client
+	clientBuf [1]*client
+
+	retries    int      // retries left
+	suspicious []string // workers that died while running it
+	failure    *failure
+	heapIdx    int  // position in the queue, or -1
+	resubmit   bool // cancelled while running, then needed again
+	external   bool // created for a dependency that no graph defined
+}
+
+type priority struct {
+	user  int // higher first
+	gen   uint64
+	order int
+}
+
+func (p priority) less(o priority) bool {
+	if p.user != o.user {
+		return p.user > o.user
+	}
+	if p.gen != o.gen {
+		return p.gen < o.gen
+	}
+	return p.order < o.order
+}
+
+// failure is why a task erred: the first task that failed and its error.
+type failure struct {
+	root   graph.Key
+	rootOp string
+	worker string
+	err    error
+}
+
+type worker struct {
+	info       WorkerInfo
+	names      []string // {info.Name}, shared by instructions
+	index      int      // order of arrival, for deterministic ties
+	state      WorkerState
+	slots      int
+	processing int
+	nbytes     int64
+	used       map[string]float64 // resources taken by running tasks
+	memory     WorkerMemory
+}
+
+type client struct {
+	id    string
+	tasks []*task // the tasks it wants, in order; may hold stale entries
+	n     int     // how many tasks list it
+}
+
+func (c *client) add(t *task) {
+	if containsClient(t.clients, c) {
+		return
+	}
+	t.clients = append(t.clients, c)
+	c.tasks = append(c.tasks, t)
+	c.n++
+}
+
+func (c *client) remove(t *task) bool {
+	for i, x := range t.clients {
+		if x == c {
+			t.clients = append(t.clients[:i], t.clients[i+1:]...)
+			c.n--
+			return true
+		}
+	}
+	return false
+}
+
+// keys returns the keys the client wants, in the order it asked for them.
+func (c *client) keys() []graph.Key {
+	out := make([]graph.Key, 0, c.n)
+	seen := make(map[*task]bool, c.n)
+	for _, t := range c.tasks {
+		if !seen[t] && containsClient(t.clients, c) {
+			seen[t] = true
+			out = append(out, t.key)
+		}
+	}
+	return out
+}
+
+// State is the scheduling core: it knows every task and worker, decides
+// where tasks run and when values can be dropped, and records every
+// transition. It does no I/O, starts no goroutines and reads no clock:
+// events carry the time.
+//
+// State is not safe for concurrent use; one goroutine (or a lock) owns it.
+type State struct {
+	cfg     Config
+	tasks   map[graph.Key]*task
+	workers map[string]*worker
+	wlist   []*worker // running, paused or closing workers in order of arrival
+	clients map[string]*client
+
+	queue       taskHeap // ready tasks without restrictions
+	constrained []*task  // ready tasks with restrictions or resources, by priority
+
+	gen      uint64
+	nworkers int
+	now      time.Time
+	nowNanos int64
+	counts   [numTaskStates]int
+
+	// deferStart queues ready tasks instead of starting them, so that a
+	// new graph's tasks start in priority order; needFill asks Handle to
+	// hand queued tasks to free slots once the recommendations are drained.
+	deferStart bool
+	needFill   bool
+
+	log   transitionLog
+	stim  stimulus
+	out   []Instruction
+	recs  []rec
+	rhead int
+}
+
+type rec struct {
+	t  *task
+	to TaskState
+}
+
+type stimulus struct {
+	seq  uint64
+	kind eventKind
+	id   string
+}
+
+// New returns an empty scheduler state.
+func New(cfg Config) *State {
+	cfg = cfg.withDefaults()
+	return &State{
+		cfg:     cfg,
+		tasks:   make(map[graph.Key]*task),
+		workers: make(map[string]*worker),
+		clients: make(map[string]*client),
+		log:     newTransitionLog(cfg.LogSize),
+	}
+}
+
+// Handle applies events in order and returns the instructions they lead
+// to, in the order they must be carried out. The returned slice is reused
+// by the next call to Handle.
+func (s *State) Handle(events ...Event) []Instruction {
+	s.out = s.out[:0]
+	for _, e := range events {
+		m := e.meta()
+		if !m.Time.IsZero() {
+			s.now = m.Time
+			s.nowNanos = m.Time.UnixNano()
+		}
+		s.stim.seq++
+		s.stim.kind = e.kind()
+		s.stim.id = m.Stimulus
+		switch e := e.(type) {
+		case *GraphSubmitted:
+			s.handleGraph(e)
+		case *TaskFinished:
+			s.handleFinished(e)
+		case *TaskFailed:
+			s.handleFailed(e)
+		case *WorkerAdded:
+			s.handleWorkerAdded(e)
+		case *WorkerRemoved:
+			s.handleWorkerRemoved(e)
+		case *WorkerRetiring:
+			s.handleWorkerRetiring(e)
+		case *WorkerMemory:
+			s.handleWorkerMemory(e)
+		case *KeysReleased:
+			s.handleRelease(e.Client, e.Keys, nil)
+		case *Cancel:
+			reason := e.Reason
+			if reason == nil {
+				reason = errors.New("cancelled")
+			}
+			s.handleRelease(e.Client, e.Keys, reason)
+		default:
+			panic(fmt.Sprintf("scheduler: unknown event type %T", e))
+		}
+		s.drain()
+		for s.needFill {
+			s.needFill = false
+			s.fillAll()
+			s.drain()
+		}
+	}
+	return s.out
+}
+
+func (s *State) emit(i Instruction) { s.out = append(s.out, i) }
+
+func (s *State) recommend(t *task, to TaskState) {
+	s.recs = append(s.recs, rec{t, to})
+}
+
+// drain carries out recommendations until none are left.
+func (s *State) drain() {
+	for s.rhead < len(s.recs) {
+		r := s.recs[s.rhead]
+		s.recs[s.rhead] = rec{}
+		s.rhead++
+		s.transition(r.t, r.to)
+	}
+	s.recs = s.recs[:0]
+	s.rhead = 0
+}
+
+// --- graph submission ---
+
+func (s *State) handleGraph(e *GraphSubmitted) {
+	s.gen++
+	c := s.client(e.Client)
+	g := e.Graph
+	if g == nil {
+		g = graph.New()
+	}
+	tasks := g.Tasks()
+	var order []int
+	if len(tasks) > 0 {
+		order = e.Order
+		if len(order) != len(tasks) {
+			order = s.cfg.Order(g)
+		}
+	}
+	// Create records for the tasks the scheduler does not know, in one
+	// allocation.
+	slab := make([]task, len(tasks))
+	created := make([]*task, 0, len(tasks))
+	ndeps := 0
+	for i, spec := range tasks {
+		if _, ok := s.tasks[spec.Key]; ok {
+			continue
+		}
+		t := &slab[len(created)]
+		t.key, t.spec, t.state, t.heapIdx = spec.Key, spec, Released, -1
+		t.prio = priority{user: spec.Priority + e.Priority, gen: s.gen, order: order[i]}
+		t.retries = spec.Retries
+		t.who = t.whoBuf[:0]
+		t.clients = t.clientBuf[:0]
+		s.tasks[spec.Key] = t
+		s.counts[Released]++
+		created = append(created, t)
+		ndeps += len(spec.Deps)
+	}
+	// Link dependencies. Dependencies outside the graph must be known.
+	depBuf := make([]*task, 0, ndeps)
+	for _, t := range created {
+		start := len(depBuf)
+		for _, dk := range t.spec.Deps {
+			d, ok := s.tasks[dk]
+			if !ok {
+				d = s.missingTask(dk)
+			}
+			depBuf = append(depBuf, d)
+			d.dependents = append(d.dependents, t)
+			d.nDependents++
+		}
+		t.deps = depBuf[start:len(depBuf):len(depBuf)]
+	}
+	s.deferStart = true
+	defer func() { s.deferStart = false }()
+	for _, k := range e.Keys {
+		t, ok := s.tasks[k]
+		if !ok {
+			s.emit(&ReportError{Client: c.id, Key: k, Err: &graph.TaskError{Key: k, Root: k,
+				Err: fmt.Errorf("key %q is neither in the submitted graph nor held by the scheduler", k)}})
+			continue
+		}
+		c.add(t)
+		switch t.state {
+		case Memory:
+			s.emit(&ReportResult{Client: c.id, Key: k, Workers: t.whoNames(), Size: t.nbytes})
+		case Erred:
+			s.emit(&ReportError{Client: c.id, Key: k, Err: t.taskError()})
+		case Released:
+			s.recommend(t, Waiting)
+		}
+	}
+	s.drain()
+	// Tasks of the graph that no wanted key needs are dropped at once.
+	for _, t := range created {
+		s.checkForget(t)
+	}
+	// The queue was filled without ordering it: order it once.
+	s.queue.init()
+	if c.n == 0 {
+		delete(s.clients, c.id)
+	}
+}
+
+// missingTask records a dependency that no graph defines and the
+// scheduler does not hold: an erred placeholder, so its dependents fail
+// with a clear error.
+func (s *State) missingTask(k graph.Key) *task {
+	t := &task{key: k, spec: &graph.Task{Key: k}, state: Released, heapIdx: -1, external: true}
+	t.who = t.whoBuf[:0]
+	t.clients = t.clientBuf[:0]
+	t.failure = &failure{root: k, err: &MissingKeyError{Key: k}}
+	s.tasks[k] = t
+	s.counts[Released]++
+	s.setState(t, Erred)
+	return t
+}
+
+func (s *State) client(id string) *client {
+	c, ok := s.clients[id]
+	if !ok {
+		c = &client{id: id}
+		s.clients[id] = c
+	}
+	return c
+}
+
+// --- task results ---
+
+func (s *State) handleFinished(e *TaskFinished) {
+	t, ok := s.tasks[e.Key]
+	w := s.workers[e.Worker]
+	if !ok || w == nil || t.proc != w {
+		// A result nobody asked for (stale, or from a worker that left).
+		if w != nil && w.state != WorkerGone && (!ok || !t.holds(w)) {
+			s.emit(&Release{Key: e.Key, Workers: w.names})
+		}
+		return
+	}
+	s.freeSlot(t, w)
+	if t.state == Cancelled && !t.resubmit && t.waiters == 0 && len(t.clients) == 0 {
+		s.emit(&Release{Key: t.key, Workers: w.names})
+		s.setState(t, Released)
+		s.checkForget(t)
+		return
+	}
+	t.resubmit = false
+	t.nbytes = e.Size
+	t.who = append(t.who, w)
+	w.nbytes += e.Size
+	s.setState(t, Memory)
+	for _, c := range t.clients {
+		s.emit(&ReportResult{Client: c.id, Key: t.key, Workers: t.whoNames(), Size: t.nbytes})
+	}
+	s.checkNeeded(t)
+}
+
+func (s *State) handleFailed(e *TaskFailed) {
+	t, ok := s.tasks[e.Key]
+	w := s.workers[e.Worker]
+	if !ok || w == nil || t.proc != w {
+		return
+	}
+	s.freeSlot(t, w)
+	switch {
+	case t.state == Cancelled && !t.resubmit:
+		s.setState(t, Released)
+		s.checkForget(t)
+	case t.state == Cancelled || errors.Is(e.Err, ErrMissingData):
+		t.resubmit = false
+		s.setState(t, Released)
+		s.recommend(t, Waiting)
+	case t.retries > 0:
+		t.retries--
+		s.setState(t, Released)
+		s.recommend(t, Waiting)
+	default:
+		t.failure = &failure{root: t.key, rootOp: t.spec.Op, worker: w.info.Name, err: e.Err}
+		s.recommend(t, Erred)
+	}
+}
+
+// --- workers ---
+
+func (s *State) handleWorkerAdded(e *WorkerAdded) {
+	info := e.Worker
+	if old, ok := s.workers[info.Name]; ok && old.state != WorkerGone {
+		// A worker that reconnects under the same name: start afresh.
+		s.removeWorker(old, "replaced by a new worker of the same name")
+	}
+	if info.Threads <= 0 {
+		info.Threads = 1
+	}
+	slots := int(math.Ceil(float64(info.Threads) * s.cfg.Saturation))
+	if slots < 1 {
+		slots = 1
+	}
+	w := &worker{info: info, names: []string{info.Name}, index: s.nworkers, slots: slots,
+		used: map[string]float64{}}
+	s.nworkers++
+	s.workers[info.Name] = w
+	s.wlist = append(s.wlist, w)
+	s.needFill = true
+}
+
+func (s *State) handleWorkerRemoved(e *WorkerRemoved) {
+	w, ok := s.workers[e.Worker]
+	if !ok || w.state == WorkerGone {
+		return
+	}
+	s.removeWorker(w, e.Reason)
+}
+
+func (s *State) removeWorker(w *worker, reason string) {
+	w.state = WorkerGone
+	delete(s.workers, w.info.Name)
+	for i, x := range s.wlist {
+		if x == w {
+			s.wlist = append(s.wlist[:i], s.wlist[i+1:]...)
+			break
+		}
+	}
+	// Deterministic order: walk tasks by the order of the worker list is
+	// not possible, so collect and sort by priority.
+	var running, held []*task
+	for _, t := range s.tasks {
+		if t.proc == w {
+			running = append(running, t)
+		}
+		if t.holds(w) {
+			held = append(held, t)
+		}
+	}
+	sortByPriority(running)
+	sortByPriority(held)
+	for _, t := range running {
+		s.freeSlot(t, w)
+		if t.state == Cancelled && !t.resubmit {
+			s.setState(t, Released)
+			s.checkForget(t)
+			continue
+		}
+		t.resubmit = false
+		t.suspicious = append(t.suspicious, w.info.Name)
+		if len(t.suspicious) >= s.cfg.AllowedFailures {
+			t.failure = &failure{root: t.key, rootOp: t.spec.Op, worker: w.info.Name,
+				err: &KilledWorkerError{Key: t.key, Workers: t.suspicious}}
+			if t.state == Cancelled {
+				s.setState(t, Released)
+			}
+			s.recommend(t, Erred)
+			continue
+		}
+		s.setState(t, Released)
+		s.recommend(t, Waiting)
+	}
+	for _, t := range held {
+		t.dropHolder(w)
+		if len(t.who) == 0 && t.state == Memory {
+			s.setState(t, Released)
+			if t.waiters > 0 || len(t.clients) > 0 {
+				s.recommend(t, Waiting)
+			} else {
+				s.checkForget(t)
+			}
+		}
+	}
+	w.nbytes = 0
+	s.needFill = true
+}
+
+func (s *State) handleWorkerRetiring(e *WorkerRetiring) {
+	if w, ok := s.workers[e.Worker]; ok && w.state != WorkerGone {
+		w.state = WorkerClosing
+	}
+}
+
+func (s *State) handleWorkerMemory(e *WorkerMemory) {
+	w, ok := s.workers[e.Worker]
+	if !ok {
+		return
+	}
+	w.memory = *e
+	if s.cfg.PauseFraction < 0 || w.info.MemoryLimit <= 0 {
+		return
+	}
+	over := float64(e.Process) >= s.cfg.PauseFraction*float64(w.info.MemoryLimit)
+	switch {
+	case over && w.state == WorkerRunning:
+		w.state = WorkerPaused
+	case !over && w.state == WorkerPaused:
+		w.state = WorkerRunning
+		s.needFill = true
+	}
+}
+
+// --- releasing and cancelling ---
+
+func (s *State) handleRelease(clientID string, keys []graph.Key, cancel error) {
+	c, ok := s.clients[clientID]
+	if !ok {
+		return
+	}
+	var ts []*task
+	if keys == nil {
+		ts = c.tasks
+	} else {
+		for _, k := range keys {
+			if t, ok := s.tasks[k]; ok {
+				ts = append(ts, t)
+			}
+		}
+	}
+	for _, t := range ts {
+		k := t.key
+		if !c.remove(t) {
+			continue
+		}
+		if cancel != nil && t.state != Memory && t.state != Erred {
+			s.emit(&ReportError{Client: c.id, Key: k, Err: cancel})
+		}
+		s.checkNeeded(t)
+	}
+	if c.n == 0 {
+		delete(s.clients, c.id)
+	} else if len(c.tasks) > 2*c.n+16 {
+		live := c.tasks[:0]
+		for _, t := range c.tasks {
+			if containsClient(t.clients, c) {
+				live = append(live, t)
+			}
+		}
+		clear(c.tasks[len(live):])
+		c.tasks = live
+	}
+}
+
+// checkNeeded releases t's value, or stops its computation, when neither a
+// client nor a dependent needs it.
+func (s *State) checkNeeded(t *task) {
+	if t.waiters > 0 || len(t.clients) > 0 {
+		return
+	}
+	switch t.state {
+	case Memory:
+		s.recommend(t, Released)
+	case Waiting, Queued, Processing:
+		s.recommend(t, Cancelled)
+	case Cancelled:
+		t.resubmit = false
+	case Released, Erred:
+		s.checkForget(t)
+	}
+}
+
+// checkForget forgets t when nothing refers to it any more.
+func (s *State) checkForget(t *task) {
+	if t.nDependents == 0 && len(t.clients) == 0 && t.waiters == 0 &&
+		(t.state == Released || t.state == Erred) {
+		s.recommend(t, Forgotten)
+	}
+}
+
+// --- helpers on tasks and workers ---
+
+func (t *task) holds(w *worker) bool {
+	for _, x := range t.who {
+		if x == w {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *task) dropHolder(w *worker) {
+	for i, x := range t.who {
+		if x == w {
+			t.who = append(t.who[:i], t.who[i+1:]...)
+			return
+		}
+	}
+}
+
+func (t *task) whoNames() []string {
+	if len(t.who) == 1 {
+		return t.who[0].names
+	}
+	names := make([]string, len(t.who))
+	for i, w := range t.who {
+		names[i] = w.info.Name
+	}
+	return names
+}
+
+func (t *task) taskError() *graph.TaskError {
+	f := t.failure
+	if f == nil {
+		return &graph.TaskError{Key: t.key, Op: t.spec.Op, Root: t.key, RootOp: t.spec.Op, Err: errors.New("unknown failure")}
+	}
+	return &graph.TaskError{Key: t.key, Op: t.spec.Op, Root: f.root, RootOp: f.rootOp, Worker: f.worker, Err: f.err}
+}
+
+func (s *State) freeSlot(t *task, w *worker) {
+	s.needFill = true
+	t.proc = nil
+	w.processing--
+	for r, n := range t.spec.Resources {
+		w.used[r] -= n
+	}
+}
