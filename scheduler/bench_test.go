@@ -76,7 +76,7 @@ func BenchmarkCore(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			g, keys := c.make(c.n)
-			order := defaultOrder(g)
+			order := graph.Order(g)
 			s := New(Config{})
 			now := time.Unix(0, 0)
 			s.Handle(&WorkerAdded{Worker: WorkerInfo{Name: "local", Threads: 2}})

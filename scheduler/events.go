@@ -48,6 +48,7 @@ type GraphSubmitted struct {
 type TaskFinished struct {
 	Meta
 	Key      graph.Key
+	ID       int32 // the ID from Run, or 0
 	Worker   string
 	Size     int64
 	Start    time.Time
@@ -58,6 +59,7 @@ type TaskFinished struct {
 type TaskFailed struct {
 	Meta
 	Key    graph.Key
+	ID     int32 // the ID from Run, or 0
 	Worker string
 	Err    error
 	// Start and Duration say when and how long the task ran.

@@ -13,6 +13,13 @@ type Instruction interface {
 type Run struct {
 	Worker string
 	Task   *graph.Task
+	// ID is a small positive number the scheduler gives the task for as
+	// long as it knows it; numbers are reused once a task is forgotten.
+	// An executor may index its own tables by it, and pass it back in
+	// TaskFinished and TaskFailed to spare a lookup by key.
+	ID int32
+	// DepIDs are the IDs of Task.Deps, in order. Do not modify.
+	DepIDs []int32
 }
 
 // Fetch asks worker To to copy the value of Key from one of From.
@@ -25,6 +32,7 @@ type Fetch struct {
 // Release asks Workers to drop their copy of Key's value.
 type Release struct {
 	Key     graph.Key
+	ID      int32
 	Workers []string
 }
 
@@ -39,6 +47,7 @@ type CancelRun struct {
 type ReportResult struct {
 	Client  string
 	Key     graph.Key
+	ID      int32
 	Workers []string
 	Size    int64
 }

@@ -183,7 +183,7 @@ func (s *State) fillAll() {
 		w := s.decideWorker(t)
 		if w == nil {
 			if s.cfg.FailUnrunnable && len(s.wlist) > 0 && !s.couldRun(t) {
-				t.failure = &failure{root: t.key, rootOp: t.spec.Op, err: s.unrunnableError(t)}
+				t.failure = &failure{root: t.key, rootOp: graph.DisplayOp(t.spec), err: s.unrunnableError(t)}
 				s.recommend(t, Erred)
 			}
 			i++

@@ -23,13 +23,15 @@ type sim struct {
 	results map[string]map[graph.Key]int   // per client: result reports
 	errs    map[string]map[graph.Key]error // per client: error reports
 	log     []Instruction
+	ids     map[graph.Key]int32 // from Run, passed back as executors do
 	noCheck bool
 }
 
 func newSim(t testing.TB, cfg Config) *sim {
 	return &sim{t: t, s: New(cfg), now: time.Unix(1_700_000_000, 0),
 		running: map[string][]graph.Key{}, held: map[string]map[graph.Key]bool{},
-		results: map[string]map[graph.Key]int{}, errs: map[string]map[graph.Key]error{}}
+		results: map[string]map[graph.Key]int{}, errs: map[string]map[graph.Key]error{},
+		ids: map[graph.Key]int32{}}
 }
 
 func (m *sim) handle(evs ...Event) []Instruction {
@@ -62,6 +64,10 @@ func (m *sim) apply(in Instruction) {
 			}
 		}
 		m.running[in.Worker] = append(m.running[in.Worker], in.Task.Key)
+		if len(in.DepIDs) != len(in.Task.Deps) || in.ID <= 0 {
+			m.t.Fatalf("run %q: id %d, %d dep ids for %d deps", in.Task.Key, in.ID, len(in.DepIDs), len(in.Task.Deps))
+		}
+		m.ids[in.Task.Key] = in.ID
 	case *Fetch:
 		found := false
 		for _, w := range in.From {
@@ -128,7 +134,7 @@ func (m *sim) finish() bool {
 		return false
 	}
 	m.hold(w, k)
-	m.handle(&TaskFinished{Key: k, Worker: w, Size: 100})
+	m.handle(&TaskFinished{Key: k, ID: m.ids[k], Worker: w, Size: 100})
 	return true
 }
 
@@ -138,7 +144,7 @@ func (m *sim) fail(err error) (graph.Key, bool) {
 	if !ok {
 		return "", false
 	}
-	m.handle(&TaskFailed{Key: k, Worker: w, Err: err})
+	m.handle(&TaskFailed{Key: k, ID: m.ids[k], Worker: w, Err: err})
 	return k, true
 }
 

@@ -51,7 +51,7 @@ func (c Config) withDefaults() Config {
 		c.LogSize = 100_000
 	}
 	if c.Order == nil {
-		c.Order = defaultOrder
+		c.Order = graph.Order
 	}
 	return c
 }
@@ -86,11 +86,13 @@ func (e *MissingKeyError) Error() string {
 // task is the scheduler's record of one task.
 type task struct {
 	key   graph.Key
+	id    int32 // index in State.byID
 	spec  *graph.Task
 	state TaskState
 	prio  priority
 
 	deps        []*task
+	depIDs      []int32 // ids of deps, handed out with Run
 	dependents  []*task // may hold forgotten tasks; nDependents counts the live ones
 	nDependents int
 
@@ -197,6 +199,8 @@ func (c *client) keys() []graph.Key {
 type State struct {
 	cfg     Config
 	tasks   map[graph.Key]*task
+	byID    []*task // by id; id 0 is never used
+	freeIDs []int32
 	workers map[string]*worker
 	wlist   []*worker // running, paused or closing workers in order of arrival
 	clients map[string]*client
@@ -342,6 +346,7 @@ func (s *State) handleGraph(e *GraphSubmitted) {
 		}
 		t := &slab[len(created)]
 		t.key, t.spec, t.state, t.heapIdx = spec.Key, spec, Released, -1
+		s.assignID(t)
 		t.prio = priority{user: spec.Priority + e.Priority, gen: s.gen, order: order[i]}
 		t.retries = spec.Retries
 		t.who = t.whoBuf[:0]
@@ -353,6 +358,7 @@ func (s *State) handleGraph(e *GraphSubmitted) {
 	}
 	// Link dependencies. Dependencies outside the graph must be known.
 	depBuf := make([]*task, 0, ndeps)
+	idBuf := make([]int32, 0, ndeps)
 	for _, t := range created {
 		start := len(depBuf)
 		for _, dk := range t.spec.Deps {
@@ -361,10 +367,12 @@ func (s *State) handleGraph(e *GraphSubmitted) {
 				d = s.missingTask(dk)
 			}
 			depBuf = append(depBuf, d)
+			idBuf = append(idBuf, d.id)
 			d.dependents = append(d.dependents, t)
 			d.nDependents++
 		}
 		t.deps = depBuf[start:len(depBuf):len(depBuf)]
+		t.depIDs = idBuf[start:len(idBuf):len(idBuf)]
 	}
 	s.deferStart = true
 	defer func() { s.deferStart = false }()
@@ -378,7 +386,7 @@ func (s *State) handleGraph(e *GraphSubmitted) {
 		c.add(t)
 		switch t.state {
 		case Memory:
-			s.emit(&ReportResult{Client: c.id, Key: k, Workers: t.whoNames(), Size: t.nbytes})
+			s.emit(&ReportResult{Client: c.id, Key: k, ID: t.id, Workers: t.whoNames(), Size: t.nbytes})
 		case Erred:
 			s.emit(&ReportError{Client: c.id, Key: k, Err: t.taskError()})
 		case Released:
@@ -402,6 +410,7 @@ func (s *State) handleGraph(e *GraphSubmitted) {
 // with a clear error.
 func (s *State) missingTask(k graph.Key) *task {
 	t := &task{key: k, spec: &graph.Task{Key: k}, state: Released, heapIdx: -1, external: true}
+	s.assignID(t)
 	t.who = t.whoBuf[:0]
 	t.clients = t.clientBuf[:0]
 	t.failure = &failure{root: k, err: &MissingKeyError{Key: k}}
@@ -422,8 +431,33 @@ func (s *State) client(id string) *client {
 
 // --- task results ---
 
+// lookup finds the task of an event by id when the event has one.
+func (s *State) lookup(k graph.Key, id int32) (*task, bool) {
+	if id > 0 && int(id) < len(s.byID) {
+		if t := s.byID[id]; t != nil && t.key == k {
+			return t, true
+		}
+	}
+	t, ok := s.tasks[k]
+	return t, ok
+}
+
+func (s *State) assignID(t *task) {
+	if n := len(s.freeIDs); n > 0 {
+		t.id = s.freeIDs[n-1]
+		s.freeIDs = s.freeIDs[:n-1]
+	} else {
+		if len(s.byID) == 0 {
+			s.byID = append(s.byID, nil)
+		}
+		t.id = int32(len(s.byID))
+		s.byID = append(s.byID, nil)
+	}
+	s.byID[t.id] = t
+}
+
 func (s *State) handleFinished(e *TaskFinished) {
-	t, ok := s.tasks[e.Key]
+	t, ok := s.lookup(e.Key, e.ID)
 	w := s.workers[e.Worker]
 	if !ok || w == nil || t.proc != w {
 		// A result nobody asked for (stale, or from a worker that left).
@@ -434,7 +468,7 @@ func (s *State) handleFinished(e *TaskFinished) {
 	}
 	s.freeSlot(t, w)
 	if t.state == Cancelled && !t.resubmit && t.waiters == 0 && len(t.clients) == 0 {
-		s.emit(&Release{Key: t.key, Workers: w.names})
+		s.emit(&Release{Key: t.key, ID: t.id, Workers: w.names})
 		s.setState(t, Released)
 		s.checkForget(t)
 		return
@@ -445,13 +479,13 @@ func (s *State) handleFinished(e *TaskFinished) {
 	w.nbytes += e.Size
 	s.setState(t, Memory)
 	for _, c := range t.clients {
-		s.emit(&ReportResult{Client: c.id, Key: t.key, Workers: t.whoNames(), Size: t.nbytes})
+		s.emit(&ReportResult{Client: c.id, Key: t.key, ID: t.id, Workers: t.whoNames(), Size: t.nbytes})
 	}
 	s.checkNeeded(t)
 }
 
 func (s *State) handleFailed(e *TaskFailed) {
-	t, ok := s.tasks[e.Key]
+	t, ok := s.lookup(e.Key, e.ID)
 	w := s.workers[e.Worker]
 	if !ok || w == nil || t.proc != w {
 		return
@@ -470,7 +504,11 @@ func (s *State) handleFailed(e *TaskFailed) {
 		s.setState(t, Released)
 		s.recommend(t, Waiting)
 	default:
-		t.failure = &failure{root: t.key, rootOp: t.spec.Op, worker: w.info.Name, err: e.Err}
+		t.failure = &failure{root: t.key, rootOp: graph.DisplayOp(t.spec), worker: w.info.Name, err: e.Err}
+		var inner *graph.InnerTaskError
+		if errors.As(e.Err, &inner) {
+			t.failure.root, t.failure.rootOp, t.failure.err = inner.Key, inner.Op, inner.Err
+		}
 		s.recommend(t, Erred)
 	}
 }
@@ -538,7 +576,7 @@ func (s *State) removeWorker(w *worker, reason string) {
 		t.resubmit = false
 		t.suspicious = append(t.suspicious, w.info.Name)
 		if len(t.suspicious) >= s.cfg.AllowedFailures {
-			t.failure = &failure{root: t.key, rootOp: t.spec.Op, worker: w.info.Name,
+			t.failure = &failure{root: t.key, rootOp: graph.DisplayOp(t.spec), worker: w.info.Name,
 				err: &KilledWorkerError{Key: t.key, Workers: t.suspicious}}
 			if t.state == Cancelled {
 				s.setState(t, Released)
@@ -690,9 +728,10 @@ func (t *task) whoNames() []string {
 func (t *task) taskError() *graph.TaskError {
 	f := t.failure
 	if f == nil {
-		return &graph.TaskError{Key: t.key, Op: t.spec.Op, Root: t.key, RootOp: t.spec.Op, Err: errors.New("unknown failure")}
+		return &graph.TaskError{Key: t.key, Op: graph.DisplayOp(t.spec), Root: t.key, RootOp: graph.DisplayOp(t.spec),
+			Err: errors.New("unknown failure")}
 	}
-	return &graph.TaskError{Key: t.key, Op: t.spec.Op, Root: f.root, RootOp: f.rootOp, Worker: f.worker, Err: f.err}
+	return &graph.TaskError{Key: t.key, Op: graph.DisplayOp(t.spec), Root: f.root, RootOp: f.rootOp, Worker: f.worker, Err: f.err}
 }
 
 func (s *State) freeSlot(t *task, w *worker) {

@@ -3,6 +3,8 @@ package scheduler
 import (
 	"fmt"
 	"slices"
+
+	"github.com/shoal-data/shoal/graph"
 )
 
 // transition moves t towards the state to, if that still makes sense:
@@ -117,7 +119,7 @@ func (s *State) makeReady(t *task) {
 		}
 	}
 	if s.cfg.FailUnrunnable && !s.couldRun(t) {
-		t.failure = &failure{root: t.key, rootOp: t.spec.Op, err: s.unrunnableError(t)}
+		t.failure = &failure{root: t.key, rootOp: graph.DisplayOp(t.spec), err: s.unrunnableError(t)}
 		s.toErred(t)
 		return
 	}
@@ -143,12 +145,12 @@ func (s *State) startOn(t *task, w *worker) {
 			}
 		}
 	}
-	s.emit(&Run{Worker: w.info.Name, Task: t.spec})
+	s.emit(&Run{Worker: w.info.Name, Task: t.spec, ID: t.id, DepIDs: t.depIDs})
 }
 
 func (s *State) releaseMemory(t *task) {
 	if len(t.who) > 0 {
-		s.emit(&Release{Key: t.key, Workers: t.whoNames()})
+		s.emit(&Release{Key: t.key, ID: t.id, Workers: t.whoNames()})
 	}
 	for _, w := range t.who {
 		w.nbytes -= t.nbytes
@@ -166,7 +168,7 @@ func (s *State) toErred(t *task) {
 		s.freeSlot(t, t.proc)
 	}
 	if t.failure == nil {
-		t.failure = &failure{root: t.key, rootOp: t.spec.Op, err: fmt.Errorf("failed")}
+		t.failure = &failure{root: t.key, rootOp: graph.DisplayOp(t.spec), err: fmt.Errorf("failed")}
 	}
 	s.setState(t, Erred)
 	if len(t.clients) > 0 {
@@ -188,6 +190,8 @@ func (s *State) toErred(t *task) {
 func (s *State) forget(t *task) {
 	s.setState(t, Forgotten)
 	delete(s.tasks, t.key)
+	s.byID[t.id] = nil
+	s.freeIDs = append(s.freeIDs, t.id)
 	for _, d := range t.deps {
 		d.nDependents--
 		if len(d.dependents) > 16 && d.nDependents < len(d.dependents)/2 {

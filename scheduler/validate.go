@@ -24,6 +24,14 @@ func (s *State) Validate() error {
 		if t.key != k {
 			bad("task under key %q has key %q", k, t.key)
 		}
+		if t.id <= 0 || int(t.id) >= len(s.byID) || s.byID[t.id] != t {
+			bad("%q: id %d does not lead to it", k, t.id)
+		}
+		for i, d := range t.deps {
+			if t.depIDs[i] != d.id {
+				bad("%q: dependency %q has id %d, listed as %d", k, d.key, d.id, t.depIDs[i])
+			}
+		}
 		if t.state == Forgotten {
 			bad("%q: forgotten but still known", k)
 		}

@@ -1,0 +1,402 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/scheduler"
+)
+
+// workerName is the scheduler's name for the executor's single worker.
+const workerName = "local"
+
+// ErrClosed is returned by calls on a closed Executor.
+var ErrClosed = errors.New("local executor is closed")
+
+// Executor runs task graphs on a pool of goroutines in this process. It
+// implements graph.Executor. The zero value is not usable; call New.
+//
+// Goroutines are started when tasks are ready and stop when none are, so an
+// idle Executor holds none. Close releases its spill directory.
+type Executor struct {
+	cfg      config
+	logger   *slog.Logger
+	env      *graph.Env
+	hub      *diagnostics.Hub
+	progress *diagnostics.Progress
+
+	baseCtx    context.Context
+	baseCancel context.CancelFunc
+
+	mu        sync.Mutex
+	cond      *sync.Cond // signalled when a slot ends a task while someone waits for that
+	waiters   int        // goroutines waiting on cond
+	state     *scheduler.State
+	store     store
+	ready     []scheduler.Run
+	readyHead int
+	slots     []*slot
+	idle      []*slot
+	clients   map[string]*computation
+	owner     map[graph.Key]uint64 // computation that submitted a task, while someone listens to events
+	nextID    uint64
+	closed    bool
+	published uint64 // transitions already published
+	trbuf     []scheduler.Transition
+	evbuf     []diagnostics.Event
+	wg        sync.WaitGroup
+}
+
+// slot is one place to run a task; a goroutine serves it while there is
+// work.
+type slot struct {
+	id      int
+	name    string
+	ctx     context.Context
+	cancel  context.CancelFunc
+	running graph.Key // "" when idle
+	start   time.Time
+	seq     uint64 // counts tasks started and ended, for waiters
+	fin     scheduler.TaskFinished
+	fail    scheduler.TaskFailed
+	inputs  []any
+}
+
+// New returns an Executor. See the Option functions for what can be set.
+func New(opts ...Option) *Executor {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	logger := cfg.logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With("executor", "local")
+	e := &Executor{
+		cfg:     cfg,
+		logger:  logger,
+		hub:     diagnostics.NewHub(),
+		clients: make(map[string]*computation),
+	}
+	e.cond = sync.NewCond(&e.mu)
+	e.baseCtx, e.baseCancel = context.WithCancel(context.Background())
+	e.env = &graph.Env{Registry: cfg.registry, Logger: logger.With("worker", workerName), Worker: workerName}
+	e.store = newStore(cfg, logger)
+	e.state = scheduler.New(scheduler.Config{Saturation: 1, FailUnrunnable: true, LogSize: cfg.logSize})
+	e.state.Handle(&scheduler.WorkerAdded{Meta: scheduler.Meta{Time: time.Now()},
+		Worker: scheduler.WorkerInfo{Name: workerName, Threads: cfg.threads, MemoryLimit: cfg.memoryLimit,
+			Resources: cfg.resources}})
+	e.slots = make([]*slot, cfg.threads)
+	for i := range e.slots {
+		s := &slot{id: i, name: fmt.Sprintf("local-%d", i)}
+		s.ctx, s.cancel = context.WithCancel(e.baseCtx)
+		e.slots[i] = s
+		e.idle = append(e.idle, s)
+	}
+	if cfg.progress != nil {
+		e.progress = diagnostics.ShowProgress(e.hub, cfg.progress)
+	}
+	return e
+}
+
+// Events returns the hub on which the executor publishes what happens:
+// computations started and finished, task transitions with the slot that
+// ran them, their duration and result size, and spills. Subscribe to it
+// for progress bars, task streams or logs.
+func (e *Executor) Events() *diagnostics.Hub { return e.hub }
+
+// Threads returns how many tasks run at once.
+func (e *Executor) Threads() int { return e.cfg.threads }
+
+// Close cancels every running computation, waits for the goroutines to
+// stop and removes the spill directory. Calls after Close fail with
+// ErrClosed.
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	for _, c := range e.clients {
+		c.finish(ErrClosed)
+	}
+	e.ready = e.ready[:0]
+	e.readyHead = 0
+	e.mu.Unlock()
+	e.baseCancel()
+	e.wg.Wait()
+	if e.progress != nil {
+		e.progress.Close()
+	}
+	e.hub.Close()
+	return e.store.close()
+}
+
+// pushReady queues a task to run and starts a goroutine for it if a slot
+// is free. Called with e.mu held.
+func (e *Executor) pushReady(r *scheduler.Run) {
+	e.ready = append(e.ready, *r)
+	if n := len(e.idle); n > 0 {
+		s := e.idle[n-1]
+		e.idle = e.idle[:n-1]
+		e.wg.Add(1)
+		go e.serve(s)
+	}
+}
+
+// popReady takes the oldest queued task. Called with e.mu held.
+func (e *Executor) popReady() (scheduler.Run, bool) {
+	if e.readyHead == len(e.ready) {
+		e.ready = e.ready[:0]
+		e.readyHead = 0
+		return scheduler.Run{}, false
+	}
+	r := e.ready[e.readyHead]
+	e.ready[e.readyHead] = scheduler.Run{}
+	e.readyHead++
+	return r, true
+}
+
+// serve runs tasks on slot s until none are ready.
+func (e *Executor) serve(s *slot) {
+	defer e.wg.Done()
+	e.mu.Lock()
+	for {
+		run, ok := e.popReady()
+		t := run.Task
+		if !ok || e.closed {
+			e.idle = append(e.idle, s)
+			e.mu.Unlock()
+			return
+		}
+		s.inputs = s.inputs[:0]
+		var load []*entry
+		for i, d := range t.Deps {
+			en := e.store.get(run.DepIDs[i], d)
+			if en == nil {
+				s.inputs = append(s.inputs, nil)
+				load = append(load, nil)
+				continue
+			}
+			s.inputs = append(s.inputs, en.value)
+			if en.state == onDisk {
+				load = append(load, en)
+			}
+		}
+		s.running = t.Key
+		s.seq++
+		e.mu.Unlock()
+
+		var v any
+		var err error
+		if load != nil {
+			err = e.loadInputs(run, s)
+		}
+		start := time.Now()
+		if err == nil {
+			v, err = e.cfg.registry.RunTask(s.ctx, t, s.inputs, e.env)
+		}
+		dur := time.Since(start)
+		clear(s.inputs)
+		var size int64
+		var spillErr error
+		if err == nil {
+			size = graph.SizeOf(v)
+		}
+
+		e.mu.Lock()
+		s.running = ""
+		s.seq++
+		if e.waiters > 0 {
+			e.cond.Broadcast()
+		}
+		if s.ctx.Err() != nil && !e.closed {
+			s.ctx, s.cancel = context.WithCancel(e.baseCtx)
+		}
+		if e.closed {
+			continue
+		}
+		if err == nil {
+			e.store.put(run.ID, t.Key, v, size)
+			if e.store.overLimit() {
+				spillErr = e.spill(e.store.m[run.ID])
+			}
+		}
+		var ev scheduler.Event
+		switch {
+		case spillErr != nil:
+			e.store.drop(run.ID, t.Key)
+			s.fail = scheduler.TaskFailed{Key: t.Key, ID: run.ID, Worker: workerName, Err: spillErr, Start: start, Duration: dur}
+			ev = &s.fail
+		case err != nil:
+			if e.logger.Enabled(context.Background(), slog.LevelWarn) && !errors.Is(err, context.Canceled) {
+				e.logger.Warn("task failed", "key", t.Key, "op", t.Op, "slot", s.name, "error", err)
+			}
+			s.fail = scheduler.TaskFailed{Key: t.Key, ID: run.ID, Worker: workerName, Err: err, Start: start, Duration: dur}
+			ev = &s.fail
+		default:
+			s.fin = scheduler.TaskFinished{Key: t.Key, ID: run.ID, Worker: workerName, Size: size, Start: start, Duration: dur}
+			ev = &s.fin
+		}
+		e.handle(s, ev)
+	}
+}
+
+// handle feeds events to the scheduler and carries out its instructions.
+// Called with e.mu held; s is the slot that caused them, or nil.
+func (e *Executor) handle(s *slot, evs ...scheduler.Event) {
+	ins := e.state.Handle(evs...)
+	for _, in := range ins {
+		switch in := in.(type) {
+		case *scheduler.Run:
+			e.pushReady(in)
+		case *scheduler.Release:
+			e.store.release(in.ID, in.Key)
+		case *scheduler.CancelRun:
+			for _, x := range e.slots {
+				if x.running == in.Key {
+					x.cancel()
+				}
+			}
+		case *scheduler.ReportResult:
+			if c := e.clients[in.Client]; c != nil {
+				c.result(in.Key, in.ID)
+			}
+		case *scheduler.ReportError:
+			if c := e.clients[in.Client]; c != nil {
+				c.error(in.Key, in.Err)
+			}
+		case *scheduler.Fetch:
+			// One worker holds everything: nothing to move.
+		}
+	}
+	if e.hub.Active() {
+		e.publishTransitions(s, evs)
+	} else {
+		e.published = e.state.TransitionCount()
+	}
+}
+
+// loadInputs reads the spilled inputs of t back into memory.
+func (e *Executor) loadInputs(run scheduler.Run, s *slot) error {
+	for i, d := range run.Task.Deps {
+		if s.inputs[i] != nil {
+			continue
+		}
+		v, err := e.unspill(run.DepIDs[i], d)
+		if err != nil {
+			return err
+		}
+		s.inputs[i] = v
+	}
+	return nil
+}
+
+// waitSlots waits until every slot that is running a task now has ended
+// it. Called with e.mu held.
+func (e *Executor) waitSlots() {
+	type mark struct {
+		s   *slot
+		seq uint64
+	}
+	var busy []mark
+	for _, s := range e.slots {
+		if s.running != "" {
+			busy = append(busy, mark{s, s.seq})
+		}
+	}
+	e.waiters++
+	for _, m := range busy {
+		for m.s.seq == m.seq {
+			e.cond.Wait()
+		}
+	}
+	e.waiters--
+}
+
+// Story returns the recorded state transitions of the given keys, oldest
+// first: how each task came to be where it is.
+func (e *Executor) Story(keys ...graph.Key) []scheduler.Transition {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state.Story(keys...)
+}
+
+// Dump returns the scheduler state and the recent transitions as JSON.
+func (e *Executor) Dump() ([]byte, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state.Dump()
+}
+
+// MemoryStats describes the memory held by results.
+type MemoryStats struct {
+	Limit   int64 // the memory limit; 0 means none
+	Managed int64 // bytes of results held in memory
+	Spilled int64 // bytes of results spilled to disk
+	Keys    int   // results held, in memory or on disk
+}
+
+// Memory returns the executor's memory use.
+func (e *Executor) Memory() MemoryStats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return MemoryStats{Limit: e.cfg.memoryLimit, Managed: e.store.managed, Spilled: e.store.spilled, Keys: e.store.n}
+}
+
+func removeAll(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	return os.RemoveAll(dir)
+}
+
+// publishTransitions publishes the transitions made since the last call.
+// Called with e.mu held; s is the slot whose task ended, if any.
+func (e *Executor) publishTransitions(s *slot, evs []scheduler.Event) {
+	e.trbuf = e.state.TransitionsSince(e.published, e.trbuf[:0])
+	e.published = e.state.TransitionCount()
+	e.evbuf = e.evbuf[:0]
+	var ran graph.Key
+	var start time.Time
+	var dur time.Duration
+	var size int64
+	if s != nil && len(evs) == 1 {
+		switch ev := evs[0].(type) {
+		case *scheduler.TaskFinished:
+			ran, start, dur, size = ev.Key, ev.Start, ev.Duration, ev.Size
+		case *scheduler.TaskFailed:
+			ran, start, dur = ev.Key, ev.Start, ev.Duration
+		}
+	}
+	for i := range e.trbuf {
+		tr := &e.trbuf[i]
+		ev := diagnostics.Event{Time: tr.Time, Kind: diagnostics.TaskTransition, Compute: e.owner[tr.Key],
+			Key: tr.Key, Prefix: tr.Key.Prefix(), From: tr.From.String(), To: tr.To.String(), Stimulus: tr.Stimulus}
+		if tr.Key == ran && tr.From == scheduler.Processing || tr.Key == ran && tr.From == scheduler.Cancelled {
+			ev.Worker, ev.Start, ev.Duration = s.name, start, dur
+			if tr.To == scheduler.Memory {
+				ev.Bytes = size
+			}
+		}
+		if tr.To == scheduler.Erred {
+			if ti, ok := e.state.Task(tr.Key); ok {
+				ev.Err = ti.Error
+			}
+		}
+		if tr.To == scheduler.Forgotten && e.owner != nil {
+			delete(e.owner, tr.Key)
+		}
+		e.evbuf = append(e.evbuf, ev)
+	}
+	e.hub.Publish(e.evbuf...)
+}

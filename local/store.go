@@ -1,0 +1,423 @@
+package local
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/scheduler"
+)
+
+// SpillError says that a result could not be written to disk. Nothing is
+// lost: the result stays in memory, and the task that needed the room fails
+// with this error.
+type SpillError struct {
+	Key   graph.Key // the result being spilled
+	Path  string    // the file it was written to
+	Bytes int64     // the size of the result
+	Err   error     // what the file system said
+}
+
+func (e *SpillError) Error() string {
+	msg := e.Err.Error()
+	if errors.Is(e.Err, syscall.ENOSPC) {
+		msg += " (no space left on device)"
+	}
+	return fmt.Sprintf("spill %q (%d bytes) to %s: %s", e.Key, e.Bytes, e.Path, msg)
+}
+
+func (e *SpillError) Unwrap() error { return e.Err }
+
+type entryState uint8
+
+const (
+	inMemory entryState = iota
+	spilling            // being written; the value is still in memory
+	onDisk
+)
+
+// entry is one held result.
+type entry struct {
+	id         int32
+	key        graph.Key
+	value      any
+	size       int64
+	state      entryState
+	path       string
+	prev, next *entry // least recently used first, for entries in memory
+}
+
+// store holds results, in memory or spilled to disk, and accounts their
+// size. All fields are guarded by the executor's mutex.
+type store struct {
+	m        []*entry // by scheduler task id
+	n        int      // entries held
+	lru      entry    // sentinel of the ring of entries in memory
+	managed  int64
+	spilled  int64
+	limit    int64 // bytes above which results spill; 0 means never
+	baseDir  string
+	dir      string // created on first spill
+	nfiles   int
+	logger   *slog.Logger
+	registry *graph.Registry
+}
+
+func newStore(cfg config, logger *slog.Logger) store {
+	s := store{baseDir: cfg.localDir, logger: logger, registry: cfg.registry}
+	if cfg.memoryLimit > 0 {
+		s.limit = int64(float64(cfg.memoryLimit) * cfg.spillFraction)
+	}
+	s.lru.prev, s.lru.next = &s.lru, &s.lru
+	return s
+}
+
+func (s *store) unlink(en *entry) {
+	en.prev.next, en.next.prev = en.next, en.prev
+	en.prev, en.next = nil, nil
+}
+
+func (s *store) pushBack(en *entry) {
+	en.prev, en.next = s.lru.prev, &s.lru
+	s.lru.prev.next = en
+	s.lru.prev = en
+}
+
+func (s *store) put(id int32, k graph.Key, v any, size int64) {
+	for int(id) >= len(s.m) {
+		s.m = append(s.m, nil)
+	}
+	if old := s.m[id]; old != nil {
+		s.remove(old)
+	}
+	en := &entry{id: id, key: k, value: v, size: size}
+	s.m[id] = en
+	s.n++
+	s.pushBack(en)
+	s.managed += size
+}
+
+// lookup returns the entry of task id with key k, or nil.
+func (s *store) lookup(id int32, k graph.Key) *entry {
+	if id <= 0 || int(id) >= len(s.m) {
+		return nil
+	}
+	if en := s.m[id]; en != nil && en.key == k {
+		return en
+	}
+	return nil
+}
+
+// get returns the entry of task id with key k, marking it recently used.
+func (s *store) get(id int32, k graph.Key) *entry {
+	en := s.lookup(id, k)
+	if en != nil && en.state != onDisk {
+		s.unlink(en)
+		s.pushBack(en)
+	}
+	return en
+}
+
+// remove forgets an entry and returns the spill file to delete, if any.
+func (s *store) remove(en *entry) string {
+	s.m[en.id] = nil
+	s.n--
+	switch en.state {
+	case onDisk:
+		s.spilled -= en.size
+		return en.path
+	default:
+		s.unlink(en)
+		s.managed -= en.size
+	}
+	return ""
+}
+
+// release drops k's value, deleting its spill file.
+func (s *store) release(id int32, k graph.Key) {
+	en := s.lookup(id, k)
+	if en == nil {
+		return
+	}
+	if p := s.remove(en); p != "" {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.logger.Warn("cannot remove spill file", "key", k, "path", p, "error", err)
+		}
+	}
+}
+
+// drop forgets a value without touching files.
+func (s *store) drop(id int32, k graph.Key) {
+	if en := s.lookup(id, k); en != nil {
+		s.remove(en)
+	}
+}
+
+func (s *store) overLimit() bool { return s.limit > 0 && s.managed > s.limit }
+
+func (s *store) close() error {
+	if s.dir == "" {
+		return nil
+	}
+	err := removeAll(s.dir)
+	s.dir = ""
+	return err
+}
+
+// ensureDir creates the spill directory on first use.
+func (s *store) ensureDir() (string, error) {
+	if s.dir != "" {
+		return s.dir, nil
+	}
+	base := s.baseDir
+	if base == "" {
+		base = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(base, "shoal-local-*")
+	if err != nil {
+		return filepath.Join(base, "shoal-local-*"), err
+	}
+	s.dir = dir
+	return dir, nil
+}
+
+// spill writes least recently used results to disk until the held results
+// fit under the limit again. It is called with e.mu held, and releases it
+// while writing. The result just computed (fresh) is spilled last.
+func (e *Executor) spill(fresh *entry) error {
+	s := &e.store
+	dir, err := s.ensureDir()
+	if err != nil {
+		return &SpillError{Key: fresh.key, Path: dir, Bytes: fresh.size, Err: err}
+	}
+	for s.overLimit() {
+		var victims []*entry
+		excess := s.managed - s.limit
+		for en := s.lru.next; en != &s.lru && excess > 0; en = en.next {
+			if en.state == inMemory && en != fresh {
+				victims = append(victims, en)
+				excess -= en.size
+			}
+		}
+		if excess > 0 {
+			if s.lookup(fresh.id, fresh.key) == fresh && fresh.state == inMemory {
+				victims = append(victims, fresh)
+			}
+		}
+		if len(victims) == 0 {
+			return nil // everything is already being written
+		}
+		for _, en := range victims {
+			en.state = spilling
+			s.nfiles++
+			en.path = filepath.Join(dir, spillName(en.key, s.nfiles, en.value))
+		}
+		e.mu.Unlock()
+		errs := make([]error, len(victims))
+		for i, en := range victims {
+			errs[i] = writeSpill(en.path, en.value, s.registry)
+		}
+		e.mu.Lock()
+		var first error
+		for i, en := range victims {
+			if s.lookup(en.id, en.key) != en {
+				// Released while it was written.
+				os.Remove(en.path)
+				continue
+			}
+			if errs[i] != nil {
+				os.Remove(en.path)
+				en.state = inMemory
+				serr := &SpillError{Key: en.key, Path: en.path, Bytes: en.size, Err: errs[i]}
+				en.path = ""
+				e.logger.Error("spill failed; the result stays in memory", "key", en.key, "path", serr.Path,
+					"bytes", en.size, "error", errs[i])
+				if first == nil {
+					first = serr
+				}
+				continue
+			}
+			s.unlink(en)
+			en.state = onDisk
+			en.value = nil
+			s.managed -= en.size
+			s.spilled += en.size
+			e.logger.Debug("spilled", "key", en.key, "path", en.path, "bytes", en.size)
+			if e.hub.Active() {
+				e.evbuf = append(e.evbuf[:0], diagnostics.Event{Kind: diagnostics.Spill, Key: en.key,
+					Prefix: en.key.Prefix(), Worker: workerName, Bytes: en.size, Path: en.path})
+				e.hub.Publish(e.evbuf...)
+			}
+		}
+		if first != nil {
+			return first
+		}
+	}
+	return nil
+}
+
+// unspill returns k's value, reading it back from disk if it was spilled.
+func (e *Executor) unspill(id int32, k graph.Key) (any, error) {
+	e.mu.Lock()
+	en := e.store.lookup(id, k)
+	if en == nil {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("value of %q: %w", k, scheduler.ErrMissingData)
+	}
+	if en.state != onDisk {
+		v := en.value
+		e.mu.Unlock()
+		return v, nil
+	}
+	path := en.path
+	e.mu.Unlock()
+	v, err := readSpill(path, e.cfg.registry)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if en2 := e.store.lookup(id, k); en2 != en || en.state != onDisk {
+		if en2 != nil && en2.state != onDisk {
+			return en2.value, nil // another slot read it first
+		}
+		if en2 == nil {
+			return nil, fmt.Errorf("value of %q: %w", k, scheduler.ErrMissingData)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read spilled value of %q from %s: %w", k, path, err)
+	}
+	s := &e.store
+	en.value = v
+	en.state = inMemory
+	en.path = ""
+	s.spilled -= en.size
+	s.managed += en.size
+	s.pushBack(en)
+	os.Remove(path)
+	if e.hub.Active() {
+		e.evbuf = append(e.evbuf[:0], diagnostics.Event{Kind: diagnostics.Unspill, Key: k, Prefix: k.Prefix(),
+			Worker: workerName, Bytes: en.size, Path: path})
+		e.hub.Publish(e.evbuf...)
+	}
+	return v, nil
+}
+
+// spillName makes a file name from a key: safe characters are kept, the
+// rest replaced, and a counter keeps names unique.
+func spillName(k graph.Key, n int, v any) string {
+	b := make([]byte, 0, len(k)+16)
+	for i := 0; i < len(k) && len(b) < 80; i++ {
+		c := k[i]
+		if c == '-' || c == '_' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			b = append(b, c)
+		} else {
+			b = append(b, '_')
+		}
+	}
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(n), 10)
+	switch v.(type) {
+	case arrow.RecordBatch:
+		b = append(b, ".record.arrow"...)
+	case arrow.Table:
+		b = append(b, ".table.arrow"...)
+	default:
+		b = append(b, ".bin"...)
+	}
+	return string(b)
+}
+
+// writeSpill writes v to path: an Arrow IPC file for Arrow data, the
+// value's codec bytes otherwise.
+func writeSpill(path string, v any, reg *graph.Registry) (err error) {
+	var data []byte
+	switch v.(type) {
+	case arrow.RecordBatch, arrow.Table:
+	default:
+		if data, err = reg.MarshalValue(v); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	switch x := v.(type) {
+	case arrow.RecordBatch:
+		return writeIPC(f, x.Schema(), func(w *ipc.FileWriter) error { return w.Write(x) })
+	case arrow.Table:
+		return writeIPC(f, x.Schema(), func(w *ipc.FileWriter) error {
+			tr := array.NewTableReader(x, -1)
+			defer tr.Release()
+			for tr.Next() {
+				if err := w.Write(tr.RecordBatch()); err != nil {
+					return err
+				}
+			}
+			return tr.Err()
+		})
+	}
+	_, err = f.Write(data)
+	return err
+}
+
+func writeIPC(f io.Writer, schema *arrow.Schema, write func(*ipc.FileWriter) error) error {
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+	if err != nil {
+		return err
+	}
+	if err := write(w); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+func readSpill(path string, reg *graph.Registry) (any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if filepath.Ext(path) != ".arrow" {
+		return reg.UnmarshalValue(data)
+	}
+	r, err := ipc.NewFileReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	recs := make([]arrow.RecordBatch, 0, r.NumRecords())
+	for i := range r.NumRecords() {
+		rec, err := r.RecordBatch(i)
+		if err != nil {
+			return nil, err
+		}
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if len(recs) == 1 && strings.HasSuffix(path, ".record.arrow") {
+		return recs[0], nil
+	}
+	t := array.NewTableFromRecords(r.Schema(), recs)
+	for _, rec := range recs {
+		rec.Release()
+	}
+	return t, nil
+}
