@@ -89,7 +89,7 @@ func New(opts ...Option) *Executor {
 	e.cond = sync.NewCond(&e.mu)
 	e.baseCtx, e.baseCancel = context.WithCancel(context.Background())
 	e.env = &graph.Env{Registry: cfg.registry, Logger: logger.With("worker", workerName), Worker: workerName}
-	e.store = newStore(cfg, logger)
+	e.store.init(cfg, logger)
 	e.state = scheduler.New(scheduler.Config{Saturation: 1, FailUnrunnable: true, LogSize: cfg.logSize})
 	e.state.Handle(&scheduler.WorkerAdded{Meta: scheduler.Meta{Time: time.Now()},
 		Worker: scheduler.WorkerInfo{Name: workerName, Threads: cfg.threads, MemoryLimit: cfg.memoryLimit,

@@ -76,13 +76,14 @@ type store struct {
 	registry *graph.Registry
 }
 
-func newStore(cfg config, logger *slog.Logger) store {
-	s := store{baseDir: cfg.localDir, logger: logger, registry: cfg.registry}
+// init sets up the store in place (the LRU ring points at the store's own
+// sentinel, so the store must not be copied afterwards).
+func (s *store) init(cfg config, logger *slog.Logger) {
+	*s = store{baseDir: cfg.localDir, logger: logger, registry: cfg.registry}
 	if cfg.memoryLimit > 0 {
 		s.limit = int64(float64(cfg.memoryLimit) * cfg.spillFraction)
 	}
 	s.lru.prev, s.lru.next = &s.lru, &s.lru
-	return s
 }
 
 func (s *store) unlink(en *entry) {
