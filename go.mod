@@ -4,16 +4,24 @@ go 1.26.0
 
 require (
 	github.com/apache/arrow-go/v18 v18.8.0
+	github.com/lmittmann/tint v1.2.1
+	github.com/vbauerster/mpb/v8 v8.16.2
+	go.uber.org/goleak v1.3.0
 	google.golang.org/protobuf v1.36.12
 )
 
 require (
+	github.com/VividCortex/ewma v1.2.0 // indirect
+	github.com/acarl005/stripansi v0.0.0-20180116102854-5a71ef0e047d // indirect
+	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/goccy/go-json v0.10.6 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
 	github.com/klauspost/compress v1.19.2 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
+	github.com/mattn/go-runewidth v0.0.30 // indirect
 	github.com/pierrec/lz4/v4 v4.1.29 // indirect
 	github.com/stoewer/go-strcase v1.3.1 // indirect
+	github.com/vbauerster/cupwriter v0.0.5 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/sys v0.48.0 // indirect
