@@ -255,6 +255,13 @@ func (e *Executor) serve(s *slot) {
 // Called with e.mu held; s is the slot that caused them, or nil.
 func (e *Executor) handle(s *slot, evs ...scheduler.Event) {
 	ins := e.state.Handle(evs...)
+	// Transitions are published before the instructions are carried out,
+	// so that listeners hear of a task's end before its computation's.
+	if e.hub.Active() {
+		e.publishTransitions(s, evs)
+	} else {
+		e.published = e.state.TransitionCount()
+	}
 	for _, in := range ins {
 		switch in := in.(type) {
 		case *scheduler.Run:
@@ -278,11 +285,6 @@ func (e *Executor) handle(s *slot, evs ...scheduler.Event) {
 		case *scheduler.Fetch:
 			// One worker holds everything: nothing to move.
 		}
-	}
-	if e.hub.Active() {
-		e.publishTransitions(s, evs)
-	} else {
-		e.published = e.state.TransitionCount()
 	}
 }
 
