@@ -23,6 +23,13 @@ func (r *Registry) RunTask(ctx context.Context, t *Task, inputs []any, env *Env)
 		}
 		env = &e
 	}
+	return RunOp(ctx, op, t, inputs, env)
+}
+
+// RunOp runs op, which must be the op t names, on the values of t's
+// dependencies, as RunTask does; executors that look ops up once for many
+// tasks call it directly. env must name the registry op came from.
+func RunOp(ctx context.Context, op *Op, t *Task, inputs []any, env *Env) (v any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			v, err = nil, &PanicError{Value: p, Stack: string(debug.Stack())}

@@ -17,9 +17,9 @@ type computation struct {
 	id       uint64
 	client   string
 	keys     []graph.Key
-	pos      map[graph.Key][]int // where each key is in keys
-	ids      []int32             // per position: the task id once computed, -1 once failed or released
-	pending  int                 // distinct keys not answered yet
+	ids      []int32       // per position: the task id once computed, -1 once failed or released
+	dups     map[int][]int // first position of a repeated key -> its other positions
+	pending  int           // distinct keys not answered yet
 	err      error
 	done     chan struct{}
 	finished bool
@@ -27,48 +27,51 @@ type computation struct {
 	stop     func() bool
 }
 
-func (c *computation) result(k graph.Key, id int32) {
-	ps := c.pos[k]
-	if len(ps) == 0 || c.ids[ps[0]] != 0 {
-		return
+// positions returns where the scheduler's report of k at idx belongs.
+func (c *computation) position(k graph.Key, idx int) int {
+	if idx >= 0 && idx < len(c.keys) && c.keys[idx] == k {
+		return idx
 	}
-	for _, p := range ps {
-		c.ids[p] = id
-		if c.futures != nil {
-			c.futures[p].settle(nil)
+	for i, x := range c.keys {
+		if x == k {
+			return i
 		}
 	}
-	c.pending--
-	if c.pending == 0 {
-		c.finish(nil)
-	}
+	return -1
 }
 
-func (c *computation) error(k graph.Key, err error) {
-	ps := c.pos[k]
-	if len(ps) == 0 || c.ids[ps[0]] != 0 {
+func (c *computation) answer(k graph.Key, idx int, id int32, err error) {
+	p := c.position(k, idx)
+	if p < 0 || c.ids[p] != 0 {
 		return
 	}
+	ps := append([]int{p}, c.dups[p]...)
 	for _, p := range ps {
-		c.ids[p] = -1
+		c.ids[p] = id
 		if c.futures != nil {
 			c.futures[p].settle(err)
 		}
 	}
 	c.pending--
-	if c.err == nil {
+	if err != nil && c.err == nil {
 		c.err = err
 	}
-	if c.futures == nil || c.pending == 0 {
+	if c.pending == 0 || (err != nil && c.futures == nil) {
 		c.finish(c.err)
 	}
 }
 
+func (c *computation) result(k graph.Key, idx int, id int32) { c.answer(k, idx, id, nil) }
+
+func (c *computation) error(k graph.Key, idx int, err error) { c.answer(k, idx, -1, err) }
+
 // unanswered returns the keys not computed yet.
 func (c *computation) unanswered() []graph.Key {
 	var out []graph.Key
-	for k, ps := range c.pos {
-		if c.ids[ps[0]] == 0 {
+	seen := map[graph.Key]bool{}
+	for i, k := range c.keys {
+		if c.ids[i] == 0 && !seen[k] {
+			seen[k] = true
 			out = append(out, k)
 		}
 	}
@@ -118,13 +121,8 @@ func (e *Executor) prepare(g *graph.Graph, keys []graph.Key) (*graph.Graph, erro
 // newComputation numbers a new computation of keys. Called with e.mu held.
 func (e *Executor) newComputation(kind string, keys []graph.Key) *computation {
 	e.nextID++
-	c := &computation{e: e, id: e.nextID, client: fmt.Sprintf("%s-%d", kind, e.nextID), keys: keys,
-		pos: make(map[graph.Key][]int, len(keys)), ids: make([]int32, len(keys)), done: make(chan struct{})}
-	for i, k := range keys {
-		c.pos[k] = append(c.pos[k], i)
-	}
-	c.pending = len(c.pos)
-	return c
+	return &computation{e: e, id: e.nextID, client: fmt.Sprintf("%s-%d", kind, e.nextID), keys: keys,
+		ids: make([]int32, len(keys)), pending: len(keys), done: make(chan struct{})}
 }
 
 // start hands a computation's graph to the scheduler. Called with e.mu
@@ -146,8 +144,22 @@ func (e *Executor) start(c *computation, g *graph.Graph, keys []graph.Key) {
 	}
 	e.handle(nil, &scheduler.GraphSubmitted{Meta: scheduler.Meta{Time: time.Now(), Stimulus: c.client},
 		Client: c.client, Graph: g, Keys: keys})
-	if len(keys) == 0 {
-		c.finish(nil)
+	if distinct := e.state.Wants(c.client); distinct < len(keys) && !c.finished {
+		// Some keys are asked for twice: the scheduler answers each once,
+		// at its first position.
+		first := make(map[graph.Key]int, len(keys))
+		c.dups = make(map[int][]int)
+		for i, k := range keys {
+			if j, ok := first[k]; ok {
+				c.dups[j] = append(c.dups[j], i)
+				c.pending--
+			} else {
+				first[k] = i
+			}
+		}
+	}
+	if c.pending == 0 {
+		c.finish(c.err)
 	}
 }
 
@@ -344,13 +356,14 @@ func (f *future) Release() {
 	c := f.c
 	// The value stays while another future of the same computation holds
 	// the same key.
-	ps := c.pos[f.key]
+	first := c.position(f.key, -1)
+	ps := append([]int{first}, c.dups[first]...)
 	for _, p := range ps {
 		if !c.futures[p].released {
 			return
 		}
 	}
-	if c.ids[ps[0]] == 0 {
+	if c.ids[first] == 0 {
 		c.pending--
 	}
 	for _, p := range ps {

@@ -67,6 +67,7 @@ type slot struct {
 	fin     scheduler.TaskFinished
 	fail    scheduler.TaskFailed
 	inputs  []any
+	op      *graph.Op // the op of the last task, reused while tasks name the same op
 }
 
 // New returns an Executor. See the Option functions for what can be set.
@@ -144,6 +145,12 @@ func (e *Executor) Close() error {
 // pushReady queues a task to run and starts a goroutine for it if a slot
 // is free. Called with e.mu held.
 func (e *Executor) pushReady(r *scheduler.Run) {
+	if e.readyHead > 64 && 2*e.readyHead > len(e.ready) {
+		n := copy(e.ready, e.ready[e.readyHead:])
+		clear(e.ready[n:])
+		e.ready = e.ready[:n]
+		e.readyHead = 0
+	}
 	e.ready = append(e.ready, *r)
 	if n := len(e.idle); n > 0 {
 		s := e.idle[n-1]
@@ -203,7 +210,17 @@ func (e *Executor) serve(s *slot) {
 		}
 		start := time.Now()
 		if err == nil {
-			v, err = e.cfg.registry.RunTask(s.ctx, t, s.inputs, e.env)
+			if s.op == nil || s.op.Name != t.Op {
+				if op, ok := e.cfg.registry.Lookup(t.Op); ok {
+					s.op = op
+				} else {
+					s.op = nil
+					err = &graph.UnknownOpError{Op: t.Op, Key: t.Key}
+				}
+			}
+			if err == nil {
+				v, err = graph.RunOp(s.ctx, s.op, t, s.inputs, e.env)
+			}
 		}
 		dur := time.Since(start)
 		clear(s.inputs)
@@ -214,15 +231,11 @@ func (e *Executor) serve(s *slot) {
 		}
 
 		e.mu.Lock()
-		s.running = ""
-		s.seq++
-		if e.waiters > 0 {
-			e.cond.Broadcast()
-		}
 		if s.ctx.Err() != nil && !e.closed {
 			s.ctx, s.cancel = context.WithCancel(e.baseCtx)
 		}
 		if e.closed {
+			s.end(e)
 			continue
 		}
 		if err == nil {
@@ -248,6 +261,17 @@ func (e *Executor) serve(s *slot) {
 			ev = &s.fin
 		}
 		e.handle(s, ev)
+		s.end(e)
+	}
+}
+
+// end marks the slot's task as over, spill included, for waitSlots.
+// Called with e.mu held.
+func (s *slot) end(e *Executor) {
+	s.running = ""
+	s.seq++
+	if e.waiters > 0 {
+		e.cond.Broadcast()
 	}
 }
 
@@ -276,11 +300,11 @@ func (e *Executor) handle(s *slot, evs ...scheduler.Event) {
 			}
 		case *scheduler.ReportResult:
 			if c := e.clients[in.Client]; c != nil {
-				c.result(in.Key, in.ID)
+				c.result(in.Key, in.Index, in.ID)
 			}
 		case *scheduler.ReportError:
 			if c := e.clients[in.Client]; c != nil {
-				c.error(in.Key, in.Err)
+				c.error(in.Key, in.Index, in.Err)
 			}
 		case *scheduler.Fetch:
 			// One worker holds everything: nothing to move.

@@ -584,3 +584,37 @@ func TestEventsAndProgress(t *testing.T) {
 		t.Errorf("no story")
 	}
 }
+
+func TestDuplicateKeys(t *testing.T) {
+	reg := testRegistry(t)
+	e := New(WithRegistry(reg))
+	defer e.Close()
+	g, _ := graph.NewFromTasks(
+		&graph.Task{Key: "a", Op: "test.add", Params: param(t, reg, int64(1))},
+		&graph.Task{Key: "b", Op: "test.add", Params: param(t, reg, int64(2)), Deps: []graph.Key{"a"}},
+	)
+	got, err := e.Compute(context.Background(), g, "a", "b", "a", "b", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []any{int64(1), int64(3), int64(1), int64(3), int64(3)}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	fs, err := e.Submit(context.Background(), g, "b", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if v, err := f.Result(context.Background()); err != nil || v != int64(3) {
+			t.Errorf("future %v: %v %v", f, v, err)
+		}
+	}
+	fs[0].Release()
+	if v, err := fs[1].Result(context.Background()); err != nil || v != int64(3) {
+		t.Errorf("after releasing one of two futures of b: %v %v", v, err)
+	}
+	fs[1].Release()
+	if m := e.Memory(); m.Keys != 0 {
+		t.Errorf("held after releasing both: %+v", m)
+	}
+}

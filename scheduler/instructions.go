@@ -45,8 +45,11 @@ type CancelRun struct {
 
 // ReportResult tells Client that the value of Key is ready on Workers.
 type ReportResult struct {
-	Client  string
-	Key     graph.Key
+	Client string
+	Key    graph.Key
+	// Index is the position of Key in the Keys of the GraphSubmitted
+	// event by which Client first asked for it.
+	Index   int
 	ID      int32
 	Workers []string
 	Size    int64
@@ -56,6 +59,7 @@ type ReportResult struct {
 type ReportError struct {
 	Client string
 	Key    graph.Key
+	Index  int   // as in ReportResult; -1 if unknown
 	Err    error // a *graph.TaskError, or the reason of a Cancel
 }
 
@@ -65,3 +69,42 @@ func (*Release) instruction()      {}
 func (*CancelRun) instruction()    {}
 func (*ReportResult) instruction() {}
 func (*ReportError) instruction()  {}
+
+// arena hands out values of T that live until reset: the hot
+// instructions are recycled between calls to Handle instead of allocated.
+type arena[T any] struct {
+	chunks [][]T
+	chunk  int // index of the chunk in use
+	used   int // values used in it
+}
+
+const arenaChunk = 256
+
+func (a *arena[T]) new() *T {
+	if a.chunk == len(a.chunks) {
+		a.chunks = append(a.chunks, make([]T, arenaChunk))
+	}
+	p := &a.chunks[a.chunk][a.used]
+	a.used++
+	if a.used == arenaChunk {
+		a.chunk++
+		a.used = 0
+	}
+	return p
+}
+
+// reset makes every value handed out reusable, zeroing them so that they
+// keep nothing alive.
+func (a *arena[T]) reset() {
+	for i := 0; i < a.chunk; i++ {
+		clear(a.chunks[i])
+	}
+	if a.chunk < len(a.chunks) {
+		clear(a.chunks[a.chunk][:a.used])
+	}
+	// Keep a few chunks; drop the rest so one huge Handle does not pin memory.
+	if len(a.chunks) > 16 {
+		a.chunks = a.chunks[:16]
+	}
+	a.chunk, a.used = 0, 0
+}

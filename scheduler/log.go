@@ -240,3 +240,11 @@ func (s *State) Dump() ([]byte, error) {
 	}
 	return json.MarshalIndent(d, "", "  ")
 }
+
+// Wants returns how many distinct keys client holds or waits for.
+func (s *State) Wants(client string) int {
+	if c, ok := s.clients[client]; ok {
+		return c.n
+	}
+	return 0
+}

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -23,7 +22,8 @@ type sim struct {
 	results map[string]map[graph.Key]int   // per client: result reports
 	errs    map[string]map[graph.Key]error // per client: error reports
 	log     []Instruction
-	ids     map[graph.Key]int32 // from Run, passed back as executors do
+	ids     map[graph.Key]int32      // from Run, passed back as executors do
+	asked   map[string][][]graph.Key // per client: the Keys of each submission
 	noCheck bool
 }
 
@@ -31,7 +31,7 @@ func newSim(t testing.TB, cfg Config) *sim {
 	return &sim{t: t, s: New(cfg), now: time.Unix(1_700_000_000, 0),
 		running: map[string][]graph.Key{}, held: map[string]map[graph.Key]bool{},
 		results: map[string]map[graph.Key]int{}, errs: map[string]map[graph.Key]error{},
-		ids: map[graph.Key]int32{}}
+		ids: map[graph.Key]int32{}, asked: map[string][][]graph.Key{}}
 }
 
 func (m *sim) handle(evs ...Event) []Instruction {
@@ -39,6 +39,9 @@ func (m *sim) handle(evs ...Event) []Instruction {
 	for _, e := range evs {
 		m.now = m.now.Add(time.Millisecond)
 		e.meta().Time = m.now
+		if gs, ok := e.(*GraphSubmitted); ok {
+			m.asked[gs.Client] = append(m.asked[gs.Client], gs.Keys)
+		}
 	}
 	ins := m.s.Handle(evs...)
 	if !m.noCheck {
@@ -47,7 +50,10 @@ func (m *sim) handle(evs ...Event) []Instruction {
 			m.t.Fatalf("invalid state after %T: %v\n%s", evs[0], err, dump)
 		}
 	}
-	out := slices.Clone(ins)
+	out := make([]Instruction, len(ins))
+	for i, in := range ins {
+		out[i] = copyInstruction(in)
+	}
 	for _, in := range out {
 		m.apply(in)
 	}
@@ -82,6 +88,7 @@ func (m *sim) apply(in Instruction) {
 			delete(m.held[w], in.Key)
 		}
 	case *ReportResult:
+		m.checkIndex(in.Client, in.Key, in.Index)
 		if m.results[in.Client] == nil {
 			m.results[in.Client] = map[graph.Key]int{}
 		}
@@ -211,3 +218,31 @@ func splitComma(s string) []string {
 }
 
 var errBoom = errors.New("boom")
+
+// checkIndex checks that a report's Index points at its key in one of the
+// client's submissions.
+func (m *sim) checkIndex(client string, k graph.Key, idx int) {
+	for _, keys := range m.asked[client] {
+		if idx >= 0 && idx < len(keys) && keys[idx] == k {
+			return
+		}
+	}
+	m.t.Fatalf("report of %q to %s has index %d, which is not where it asked for it", k, client, idx)
+}
+
+// copyInstruction copies an instruction out of the scheduler's reused
+// memory.
+func copyInstruction(in Instruction) Instruction {
+	switch in := in.(type) {
+	case *Run:
+		c := *in
+		return &c
+	case *Release:
+		c := *in
+		return &c
+	case *ReportResult:
+		c := *in
+		return &c
+	}
+	return in
+}

@@ -106,6 +106,8 @@ type task struct {
 
 	clients   []*client
 	clientBuf [1]*client
+	clientIdx []int32 // per client: where it first named the task in GraphSubmitted.Keys
+	idxBuf    [1]int32
 
 	retries    int      // retries left
 	suspicious []string // workers that died while running it
@@ -157,11 +159,12 @@ type client struct {
 	n     int     // how many tasks list it
 }
 
-func (c *client) add(t *task) {
+func (c *client) add(t *task, idx int) {
 	if containsClient(t.clients, c) {
 		return
 	}
 	t.clients = append(t.clients, c)
+	t.clientIdx = append(t.clientIdx, int32(idx))
 	c.tasks = append(c.tasks, t)
 	c.n++
 }
@@ -170,6 +173,7 @@ func (c *client) remove(t *task) bool {
 	for i, x := range t.clients {
 		if x == c {
 			t.clients = append(t.clients[:i], t.clients[i+1:]...)
+			t.clientIdx = append(t.clientIdx[:i], t.clientIdx[i+1:]...)
 			c.n--
 			return true
 		}
@@ -220,11 +224,14 @@ type State struct {
 	deferStart bool
 	needFill   bool
 
-	log   transitionLog
-	stim  stimulus
-	out   []Instruction
-	recs  []rec
-	rhead int
+	log      transitionLog
+	stim     stimulus
+	out      []Instruction
+	runs     arena[Run]
+	releases arena[Release]
+	results  arena[ReportResult]
+	recs     []rec
+	rhead    int
 }
 
 type rec struct {
@@ -251,10 +258,15 @@ func New(cfg Config) *State {
 }
 
 // Handle applies events in order and returns the instructions they lead
-// to, in the order they must be carried out. The returned slice is reused
-// by the next call to Handle.
+// to, in the order they must be carried out. The returned slice and the
+// instructions in it are reused by the next call to Handle: copy what you
+// keep.
 func (s *State) Handle(events ...Event) []Instruction {
+	clear(s.out)
 	s.out = s.out[:0]
+	s.runs.reset()
+	s.releases.reset()
+	s.results.reset()
 	for _, e := range events {
 		m := e.meta()
 		if !m.Time.IsZero() {
@@ -301,6 +313,18 @@ func (s *State) Handle(events ...Event) []Instruction {
 }
 
 func (s *State) emit(i Instruction) { s.out = append(s.out, i) }
+
+func (s *State) emitRelease(k graph.Key, id int32, workers []string) {
+	r := s.releases.new()
+	r.Key, r.ID, r.Workers = k, id, workers
+	s.emit(r)
+}
+
+func (s *State) emitResult(c *client, t *task, index int) {
+	r := s.results.new()
+	r.Client, r.Key, r.Index, r.ID, r.Workers, r.Size = c.id, t.key, index, t.id, t.whoNames(), t.nbytes
+	s.emit(r)
+}
 
 func (s *State) recommend(t *task, to TaskState) {
 	s.recs = append(s.recs, rec{t, to})
@@ -351,6 +375,7 @@ func (s *State) handleGraph(e *GraphSubmitted) {
 		t.retries = spec.Retries
 		t.who = t.whoBuf[:0]
 		t.clients = t.clientBuf[:0]
+		t.clientIdx = t.idxBuf[:0]
 		s.tasks[spec.Key] = t
 		s.counts[Released]++
 		created = append(created, t)
@@ -376,19 +401,19 @@ func (s *State) handleGraph(e *GraphSubmitted) {
 	}
 	s.deferStart = true
 	defer func() { s.deferStart = false }()
-	for _, k := range e.Keys {
+	for i, k := range e.Keys {
 		t, ok := s.tasks[k]
 		if !ok {
-			s.emit(&ReportError{Client: c.id, Key: k, Err: &graph.TaskError{Key: k, Root: k,
+			s.emit(&ReportError{Client: c.id, Key: k, Index: i, Err: &graph.TaskError{Key: k, Root: k,
 				Err: fmt.Errorf("key %q is neither in the submitted graph nor held by the scheduler", k)}})
 			continue
 		}
-		c.add(t)
+		c.add(t, i)
 		switch t.state {
 		case Memory:
-			s.emit(&ReportResult{Client: c.id, Key: k, ID: t.id, Workers: t.whoNames(), Size: t.nbytes})
+			s.emitResult(c, t, i)
 		case Erred:
-			s.emit(&ReportError{Client: c.id, Key: k, Err: t.taskError()})
+			s.emit(&ReportError{Client: c.id, Key: k, Index: i, Err: t.taskError()})
 		case Released:
 			s.recommend(t, Waiting)
 		}
@@ -413,6 +438,7 @@ func (s *State) missingTask(k graph.Key) *task {
 	s.assignID(t)
 	t.who = t.whoBuf[:0]
 	t.clients = t.clientBuf[:0]
+	t.clientIdx = t.idxBuf[:0]
 	t.failure = &failure{root: k, err: &MissingKeyError{Key: k}}
 	s.tasks[k] = t
 	s.counts[Released]++
@@ -468,7 +494,7 @@ func (s *State) handleFinished(e *TaskFinished) {
 	}
 	s.freeSlot(t, w)
 	if t.state == Cancelled && !t.resubmit && t.waiters == 0 && len(t.clients) == 0 {
-		s.emit(&Release{Key: t.key, ID: t.id, Workers: w.names})
+		s.emitRelease(t.key, t.id, w.names)
 		s.setState(t, Released)
 		s.checkForget(t)
 		return
@@ -478,8 +504,8 @@ func (s *State) handleFinished(e *TaskFinished) {
 	t.who = append(t.who, w)
 	w.nbytes += e.Size
 	s.setState(t, Memory)
-	for _, c := range t.clients {
-		s.emit(&ReportResult{Client: c.id, Key: t.key, ID: t.id, Workers: t.whoNames(), Size: t.nbytes})
+	for i, c := range t.clients {
+		s.emitResult(c, t, int(t.clientIdx[i]))
 	}
 	s.checkNeeded(t)
 }
@@ -646,11 +672,17 @@ func (s *State) handleRelease(clientID string, keys []graph.Key, cancel error) {
 	}
 	for _, t := range ts {
 		k := t.key
+		idx := -1
+		for i, x := range t.clients {
+			if x == c {
+				idx = int(t.clientIdx[i])
+			}
+		}
 		if !c.remove(t) {
 			continue
 		}
 		if cancel != nil && t.state != Memory && t.state != Erred {
-			s.emit(&ReportError{Client: c.id, Key: k, Err: cancel})
+			s.emit(&ReportError{Client: c.id, Key: k, Index: idx, Err: cancel})
 		}
 		s.checkNeeded(t)
 	}

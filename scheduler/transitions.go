@@ -145,12 +145,14 @@ func (s *State) startOn(t *task, w *worker) {
 			}
 		}
 	}
-	s.emit(&Run{Worker: w.info.Name, Task: t.spec, ID: t.id, DepIDs: t.depIDs})
+	r := s.runs.new()
+	r.Worker, r.Task, r.ID, r.DepIDs = w.info.Name, t.spec, t.id, t.depIDs
+	s.emit(r)
 }
 
 func (s *State) releaseMemory(t *task) {
 	if len(t.who) > 0 {
-		s.emit(&Release{Key: t.key, ID: t.id, Workers: t.whoNames()})
+		s.emitRelease(t.key, t.id, t.whoNames())
 	}
 	for _, w := range t.who {
 		w.nbytes -= t.nbytes
@@ -173,8 +175,8 @@ func (s *State) toErred(t *task) {
 	s.setState(t, Erred)
 	if len(t.clients) > 0 {
 		te := t.taskError()
-		for _, c := range t.clients {
-			s.emit(&ReportError{Client: c.id, Key: t.key, Err: te})
+		for i, c := range t.clients {
+			s.emit(&ReportError{Client: c.id, Key: t.key, Index: int(t.clientIdx[i]), Err: te})
 		}
 	}
 	for _, d := range t.dependents {

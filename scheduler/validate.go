@@ -143,6 +143,9 @@ func (s *State) Validate() error {
 				}
 			}
 		}
+		if len(t.clientIdx) != len(t.clients) {
+			bad("%q: %d clients, %d indices", k, len(t.clients), len(t.clientIdx))
+		}
 		for _, c := range t.clients {
 			if s.clients[c.id] != c || !containsTask(c.tasks, t) {
 				bad("%q: client %q does not list it", k, c.id)
