@@ -3,6 +3,7 @@ package graph
 import (
 	"errors"
 	"slices"
+	"sync/atomic"
 )
 
 // Graph is a set of tasks keyed by their keys. Tasks keep the order in which
@@ -18,6 +19,7 @@ type Graph struct {
 	tasks    []*Task
 	index    map[Key]int
 	external map[Key]struct{}
+	dagCache atomic.Pointer[optDAG] // index view of the edges, built on first use
 }
 
 // New returns an empty graph.
@@ -55,7 +57,18 @@ func (g *Graph) Add(t *Task) error {
 	g.index[t.Key] = len(g.tasks)
 	g.tasks = append(g.tasks, t)
 	delete(g.external, t.Key)
+	g.dagCache.Store(nil)
 	return nil
+}
+
+// DepPositions returns, aligned with the Deps of the task at position i of
+// Tasks(), the position of each dependency in Tasks(), or -1 for a
+// dependency that is not a task of g (an external or missing key). The
+// positions are computed once for all tasks and kept until g changes; the
+// slice belongs to g.
+func (g *Graph) DepPositions(i int) []int32 {
+	d := newOptDAG(g)
+	return d.pos[d.posStart[i]:d.posStart[i+1]]
 }
 
 // Merge adds every task and external key of the other graphs to g.
@@ -167,15 +180,19 @@ func (g *Graph) Dependents() map[Key][]Key {
 // a *CycleError naming the keys.
 func (g *Graph) Validate() error {
 	var missing []MissingDependency
-	for _, t := range g.tasks {
-		for _, d := range t.Deps {
-			if !g.Has(d) && !g.IsExternal(d) {
-				missing = append(missing, MissingDependency{Task: t.Key, Dep: d})
+	d := newOptDAG(g)
+	for i, t := range g.tasks {
+		for j, p := range d.pos[d.posStart[i]:d.posStart[i+1]] {
+			if p < 0 && !g.IsExternal(t.Deps[j]) {
+				missing = append(missing, MissingDependency{Task: t.Key, Dep: t.Deps[j]})
 			}
 		}
 	}
 	if len(missing) > 0 {
 		return &MissingDependencyError{Missing: missing}
+	}
+	if _, acyclic := d.topo(); acyclic {
+		return nil
 	}
 	if cyc := g.findCycle(); cyc != nil {
 		return &CycleError{Keys: cyc}
@@ -217,13 +234,15 @@ func (g *Graph) findCycle() []Key {
 				color[d] = grey
 				stack = append(stack, frame{task: d})
 			case grey:
-				// The cycle is the part of the stack from d to the top.
-				var cyc []Key
-				for i := len(stack) - 1; i >= 0; i-- {
-					cyc = append(cyc, g.tasks[stack[i].task].Key)
-					if stack[i].task == d {
-						break
-					}
+				// The cycle is the part of the stack from d to the top:
+				// each frame depends on the next, and the top on d.
+				i := len(stack) - 1
+				for stack[i].task != d {
+					i--
+				}
+				cyc := make([]Key, 0, len(stack)-i)
+				for _, f := range stack[i:] {
+					cyc = append(cyc, g.tasks[f.task].Key)
 				}
 				return cyc
 			}

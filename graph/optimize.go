@@ -467,29 +467,50 @@ func optAppend(g *Graph, t *Task) {
 // as task indices in graph order, one entry per edge (a task that names a
 // dependency twice has two edges to it). Edges to external or missing keys
 // are left out.
+//
+// pos holds, aligned with every task's Deps, the index of each dependency,
+// or -1 for one that is not a task of the graph.
 type optDAG struct {
 	depStart, depIdx []int32
 	outStart, outIdx []int32
+	posStart, pos    []int32
 }
 
+// newOptDAG returns the index view of g, built once and kept until g
+// changes.
 func newOptDAG(g *Graph) *optDAG {
+	if d := g.dagCache.Load(); d != nil {
+		return d
+	}
+	d := buildOptDAG(g)
+	g.dagCache.Store(d)
+	return d
+}
+
+func buildOptDAG(g *Graph) *optDAG {
 	n := len(g.tasks)
-	d := &optDAG{depStart: make([]int32, n+1), outStart: make([]int32, n+1)}
+	d := &optDAG{depStart: make([]int32, n+1), outStart: make([]int32, n+1), posStart: make([]int32, n+1)}
 	e := 0
 	for _, t := range g.tasks {
 		e += len(t.Deps)
 	}
 	d.depIdx = make([]int32, 0, e)
+	d.pos = make([]int32, 0, e)
 	outCount := make([]int32, n)
 	for i, t := range g.tasks {
 		d.depStart[i] = int32(len(d.depIdx))
+		d.posStart[i] = int32(len(d.pos))
 		for _, k := range t.Deps {
 			if j, ok := g.index[k]; ok {
 				d.depIdx = append(d.depIdx, int32(j))
+				d.pos = append(d.pos, int32(j))
 				outCount[j]++
+			} else {
+				d.pos = append(d.pos, -1)
 			}
 		}
 	}
+	d.posStart[n] = int32(len(d.pos))
 	d.depStart[n] = int32(len(d.depIdx))
 	var s int32
 	for i := range n {

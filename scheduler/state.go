@@ -360,15 +360,23 @@ func (s *State) handleGraph(e *GraphSubmitted) {
 		}
 	}
 	// Create records for the tasks the scheduler does not know, in one
-	// allocation.
+	// allocation. byPos[i] is the record of tasks[i].
 	slab := make([]task, len(tasks))
 	created := make([]*task, 0, len(tasks))
+	createdPos := make([]int32, 0, len(tasks))
+	byPos := make([]*task, len(tasks))
+	fresh := len(s.tasks) == 0 // nothing to look up
 	ndeps := 0
 	for i, spec := range tasks {
-		if _, ok := s.tasks[spec.Key]; ok {
-			continue
+		if !fresh {
+			if old, ok := s.tasks[spec.Key]; ok {
+				byPos[i] = old
+				continue
+			}
 		}
 		t := &slab[len(created)]
+		byPos[i] = t
+		createdPos = append(createdPos, int32(i))
 		t.key, t.spec, t.state, t.heapIdx = spec.Key, spec, Released, -1
 		s.assignID(t)
 		t.prio = priority{user: spec.Priority + e.Priority, gen: s.gen, order: order[i]}
@@ -384,11 +392,16 @@ func (s *State) handleGraph(e *GraphSubmitted) {
 	// Link dependencies. Dependencies outside the graph must be known.
 	depBuf := make([]*task, 0, ndeps)
 	idBuf := make([]int32, 0, ndeps)
-	for _, t := range created {
+	for ci, t := range created {
 		start := len(depBuf)
-		for _, dk := range t.spec.Deps {
-			d, ok := s.tasks[dk]
-			if !ok {
+		pos := g.DepPositions(int(createdPos[ci]))
+		for j, dk := range t.spec.Deps {
+			var d *task
+			if p := pos[j]; p >= 0 {
+				d = byPos[p]
+			} else if x, ok := s.tasks[dk]; ok {
+				d = x
+			} else {
 				d = s.missingTask(dk)
 			}
 			depBuf = append(depBuf, d)
