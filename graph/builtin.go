@@ -178,10 +178,11 @@ func runFused(ctx context.Context, in OpInput) (any, error) {
 		}
 		v, err = reg.RunTask(ctx, t, args, in.Env)
 		if err != nil {
-			if t.Key == in.Key {
-				return nil, err
+			var inner *InnerTaskError
+			if errors.As(err, &inner) {
+				return nil, err // from a fused task inside this one
 			}
-			return nil, fmt.Errorf("inner task %q (op %s): %w", t.Key, t.Op, err)
+			return nil, &InnerTaskError{Key: t.Key, Op: t.Op, Err: err}
 		}
 		vals[t.Key] = v
 	}

@@ -2,12 +2,17 @@ package graph
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -126,6 +131,9 @@ func checkGobable(t reflect.Type) error {
 			return nil
 		}
 		seen[t] = true
+		if encodesItself(t) {
+			return nil // gob calls its GobEncode, MarshalBinary or MarshalText
+		}
 		switch t.Kind() {
 		case reflect.Func, reflect.Chan, reflect.UnsafePointer, reflect.Complex64, reflect.Complex128:
 			if t.Kind() == reflect.Complex64 || t.Kind() == reflect.Complex128 {
@@ -161,6 +169,23 @@ func checkGobable(t reflect.Type) error {
 		return nil
 	}
 	return walk(t, "")
+}
+
+var marshalerTypes = []reflect.Type{
+	reflect.TypeFor[gob.GobEncoder](),
+	reflect.TypeFor[encoding.BinaryMarshaler](),
+	reflect.TypeFor[encoding.TextMarshaler](),
+}
+
+// encodesItself reports whether gob encodes values of type t through one of
+// their methods rather than field by field.
+func encodesItself(t reflect.Type) bool {
+	for _, m := range marshalerTypes {
+		if t.Implements(m) || reflect.PointerTo(t).Implements(m) {
+			return true
+		}
+	}
+	return false
 }
 
 // RegisterCodec adds a codec. A second codec for the same name or type is
@@ -247,7 +272,13 @@ func (r *Registry) EncodeValue(v any) (Value, error) {
 	if !ok {
 		return Value{}, &UnencodableError{Type: typeName(reflect.TypeOf(v)), Reason: "no codec is registered for it"}
 	}
-	b, err := c.Encode(v)
+	var b []byte
+	var err error
+	if rc, ok := c.(registryCodec); ok {
+		b, err = rc.encodeIn(r, v)
+	} else {
+		b, err = c.Encode(v)
+	}
 	if err != nil {
 		return Value{}, fmt.Errorf("encode %T with codec %s: %w", v, c.Name(), err)
 	}
@@ -262,6 +293,9 @@ func (r *Registry) DecodeValue(v Value) (any, error) {
 	c, ok := r.Codec(v.Codec)
 	if !ok {
 		return nil, fmt.Errorf("decode value: codec %q is not registered in this process", v.Codec)
+	}
+	if rc, ok := c.(registryCodec); ok {
+		return rc.decodeIn(r, v.Data)
 	}
 	return c.Decode(v.Data)
 }
@@ -409,12 +443,7 @@ func registerBuiltinCodecs(r *Registry) error {
 			func(b []byte) (string, error) { return string(b), nil }),
 		NewCodec("bytes", func(v []byte) ([]byte, error) { return v, nil },
 			func(b []byte) ([]byte, error) { return bytes.Clone(b), nil }),
-		NewCodec("time", func(v time.Time) ([]byte, error) { return v.MarshalBinary() },
-			func(b []byte) (time.Time, error) {
-				var t time.Time
-				err := t.UnmarshalBinary(b)
-				return t, err
-			}),
+		NewCodec("time", encodeTime, decodeTime),
 		NewCodec("duration", func(v time.Duration) ([]byte, error) {
 			return binary.AppendVarint(nil, int64(v)), nil
 		}, func(b []byte) (time.Duration, error) {
@@ -425,9 +454,20 @@ func registerBuiltinCodecs(r *Registry) error {
 			return time.Duration(n), nil
 		}),
 		GobCodec[[]int](), GobCodec[[]int64](), GobCodec[[]float64](), GobCodec[[]string](),
-		GobCodec[[]bool](), GobCodec[map[string]int64](), GobCodec[map[string]float64](),
-		GobCodec[map[string]string](),
-		NewCodec("list", func(v []any) ([]byte, error) { return r.encodeList(v) }, r.decodeList),
+		GobCodec[[]bool](),
+		// Maps are written in key order (gob writes them in Go's random
+		// iteration order), so that a literal map gives a stable key.
+		mapCodec("map[string]int64", binary.AppendVarint, func(b []byte) (int64, int) { return binary.Varint(b) }),
+		mapCodec("map[string]float64", func(b []byte, v float64) []byte {
+			return le.AppendUint64(b, math.Float64bits(v))
+		}, func(b []byte) (float64, int) {
+			if len(b) < 8 {
+				return 0, 0
+			}
+			return math.Float64frombits(le.Uint64(b)), 8
+		}),
+		mapCodec("map[string]string", appendString, readString),
+		listCodec{r},
 		NewCodec("arrow.record", encodeRecord, decodeRecord),
 		NewCodec("arrow.table", encodeTable, decodeTable),
 	}
@@ -437,6 +477,123 @@ func registerBuiltinCodecs(r *Registry) error {
 		}
 	}
 	return nil
+}
+
+// encodeTime writes the instant (Unix seconds and nanoseconds), the zone
+// offset in seconds and the name of the location. time.Time.MarshalBinary
+// would drop the name, and fails on some historical offsets.
+func encodeTime(t time.Time) ([]byte, error) {
+	_, offset := t.Zone()
+	b := binary.AppendVarint(nil, t.Unix())
+	b = binary.AppendUvarint(b, uint64(t.Nanosecond()))
+	b = binary.AppendVarint(b, int64(offset))
+	return append(b, t.Location().String()...), nil
+}
+
+func decodeTime(b []byte) (time.Time, error) {
+	sec, k1 := binary.Varint(b)
+	if k1 <= 0 {
+		return time.Time{}, errors.New("time: bad seconds")
+	}
+	nsec, k2 := binary.Uvarint(b[k1:])
+	if k2 <= 0 || nsec >= 1e9 {
+		return time.Time{}, errors.New("time: bad nanoseconds")
+	}
+	off, k3 := binary.Varint(b[k1+k2:])
+	if k3 <= 0 || off < -7*86400 || off > 7*86400 {
+		return time.Time{}, errors.New("time: bad zone offset")
+	}
+	offset := int(off)
+	name := string(b[k1+k2+k3:])
+	t := time.Unix(sec, int64(nsec))
+	switch name {
+	case "UTC":
+		if offset == 0 {
+			return t.UTC(), nil
+		}
+	case "Local":
+		if tl := t.Local(); zoneOffset(tl) == offset {
+			return tl, nil
+		}
+		return t.In(time.FixedZone("", offset)), nil
+	}
+	if loc, err := loadLocation(name); err == nil && name != "" {
+		if tl := t.In(loc); zoneOffset(tl) == offset {
+			return tl, nil
+		}
+	}
+	// The name is not in this process's time zone database, or means
+	// another offset here: keep the name and the offset.
+	return t.In(time.FixedZone(name, offset)), nil
+}
+
+func zoneOffset(t time.Time) int {
+	_, off := t.Zone()
+	return off
+}
+
+var locations sync.Map // location name -> *time.Location, for the names found
+
+func loadLocation(name string) (*time.Location, error) {
+	if v, ok := locations.Load(name); ok {
+		return v.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	locations.Store(name, loc)
+	return loc, nil
+}
+
+// mapCodec encodes a map[string]V as its length, then its entries in key
+// order, each as a length-prefixed key and a value written by put. get
+// returns a value and the number of bytes it took, or 0 for bad bytes.
+func mapCodec[V any](name string, put func([]byte, V) []byte, get func([]byte) (V, int)) Codec {
+	return NewCodec(name, func(m map[string]V) ([]byte, error) {
+		b := binary.AppendUvarint(nil, uint64(len(m)))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			b = put(appendString(b, k), m[k])
+		}
+		return b, nil
+	}, func(b []byte) (map[string]V, error) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)) {
+			return nil, errors.New("bad length")
+		}
+		b = b[k:]
+		m := make(map[string]V, n)
+		for range n {
+			key, k := readString(b)
+			if k <= 0 {
+				return nil, errors.New("bad key")
+			}
+			v, kv := get(b[k:])
+			if kv <= 0 {
+				return nil, errors.New("bad value")
+			}
+			m[key] = v
+			b = b[k+kv:]
+		}
+		if len(b) != 0 {
+			return nil, errors.New("trailing bytes")
+		}
+		return m, nil
+	})
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// readString reads a length-prefixed string and returns it and the number
+// of bytes it took, or 0 for bad bytes.
+func readString(b []byte) (string, int) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return "", 0
+	}
+	return string(b[k : k+int(n)]), k + int(n)
 }
 
 type signed interface {
@@ -477,6 +634,38 @@ func uintCodec[T unsigned](name string) Codec {
 	})
 }
 
+// registryCodec is a codec for values that hold other values: it encodes
+// them with the codecs of the registry that asks, which may be a child of
+// the registry the codec was registered in.
+type registryCodec interface {
+	encodeIn(r *Registry, v any) ([]byte, error)
+	decodeIn(r *Registry, data []byte) (any, error)
+}
+
+// listCodec encodes a []any element by element.
+type listCodec struct{ r *Registry }
+
+func (listCodec) Name() string                   { return "list" }
+func (listCodec) Type() reflect.Type             { return reflect.TypeFor[[]any]() }
+func (c listCodec) Encode(v any) ([]byte, error) { return c.encodeIn(c.r, v) }
+func (c listCodec) Decode(b []byte) (any, error) { return c.decodeIn(c.r, b) }
+
+func (listCodec) encodeIn(r *Registry, v any) ([]byte, error) {
+	l, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("codec list: got a %T", v)
+	}
+	return r.encodeList(l)
+}
+
+func (listCodec) decodeIn(r *Registry, b []byte) (any, error) {
+	l, err := r.decodeList(b)
+	if err != nil {
+		return nil, fmt.Errorf("codec list: %w", err)
+	}
+	return l, nil
+}
+
 func (r *Registry) encodeList(vs []any) ([]byte, error) {
 	l := &graphpb.ValueList{Items: make([]*graphpb.Value, len(vs))}
 	for i, v := range vs {
@@ -505,6 +694,41 @@ func (r *Registry) decodeList(b []byte) ([]any, error) {
 	return out, nil
 }
 
+// Arrow values are an IPC stream followed by its CRC-32C. The Arrow IPC
+// reader trusts the sizes written inside the stream and allocates whatever a
+// damaged stream claims, so damage must be caught before the stream is read.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+func sealIPC(b []byte) []byte {
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+func openIPC(b []byte) ([]byte, error) {
+	if len(b) < 4 {
+		return nil, errors.New("arrow data is truncated")
+	}
+	body := b[:len(b)-4]
+	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return nil, errors.New("arrow data is damaged (checksum mismatch)")
+	}
+	return body, nil
+}
+
+// newIPCReader reads an Arrow IPC stream held in b. No message of the
+// stream can be larger than b, so the sizes that the stream claims are
+// checked against len(b) before anything is allocated.
+func newIPCReader(b []byte) (*ipc.Reader, error) {
+	limit := int64(len(b))
+	return ipc.NewReader(bytes.NewReader(b), ipc.WithMetadataSizeLimit(limit), ipc.WithBodySizeLimit(limit))
+}
+
+// recoverArrow turns a panic of the Arrow reader on bad data into an error.
+func recoverArrow(err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("bad arrow data: %v", p)
+	}
+}
+
 func encodeRecord(rec arrow.RecordBatch) ([]byte, error) {
 	var b bytes.Buffer
 	w := ipc.NewWriter(&b, ipc.WithSchema(rec.Schema()))
@@ -515,11 +739,15 @@ func encodeRecord(rec arrow.RecordBatch) ([]byte, error) {
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return sealIPC(b.Bytes()), nil
 }
 
-func decodeRecord(b []byte) (arrow.RecordBatch, error) {
-	rd, err := ipc.NewReader(bytes.NewReader(b))
+func decodeRecord(b []byte) (rec arrow.RecordBatch, err error) {
+	defer recoverArrow(&err)
+	if b, err = openIPC(b); err != nil {
+		return nil, err
+	}
+	rd, err := newIPCReader(b)
 	if err != nil {
 		return nil, err
 	}
@@ -530,7 +758,7 @@ func decodeRecord(b []byte) (arrow.RecordBatch, error) {
 		}
 		return nil, errors.New("arrow stream holds no record")
 	}
-	rec := rd.RecordBatch()
+	rec = rd.RecordBatch()
 	rec.Retain()
 	return rec, nil
 }
@@ -549,16 +777,25 @@ func encodeTable(t arrow.Table) ([]byte, error) {
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return sealIPC(b.Bytes()), nil
 }
 
-func decodeTable(b []byte) (arrow.Table, error) {
-	rd, err := ipc.NewReader(bytes.NewReader(b))
+func decodeTable(b []byte) (t arrow.Table, err error) {
+	defer recoverArrow(&err)
+	if b, err = openIPC(b); err != nil {
+		return nil, err
+	}
+	rd, err := newIPCReader(b)
 	if err != nil {
 		return nil, err
 	}
 	defer rd.Release()
 	var recs []arrow.RecordBatch
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
 	for rd.Next() {
 		rec := rd.RecordBatch()
 		rec.Retain()
@@ -567,9 +804,5 @@ func decodeTable(b []byte) (arrow.Table, error) {
 	if rd.Err() != nil {
 		return nil, rd.Err()
 	}
-	t := array.NewTableFromRecords(rd.Schema(), recs)
-	for _, rec := range recs {
-		rec.Release()
-	}
-	return t, nil
+	return array.NewTableFromRecords(rd.Schema(), recs), nil
 }

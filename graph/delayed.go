@@ -159,45 +159,56 @@ func (d Delayed) Graph() (*Graph, error) {
 	return g, err
 }
 
-// Collect returns one graph that computes all of ds, and their keys.
+// Collect returns one graph that computes all of ds, and their keys. Tasks
+// are listed inputs first: every task comes after the tasks it depends on.
 func Collect(ds ...Delayed) (*Graph, []Key, error) {
 	g := New()
 	keys := make([]Key, len(ds))
-	seen := map[*node]bool{}
-	var stack []*node
 	for i, d := range ds {
 		if d.n == nil {
 			return nil, nil, fmt.Errorf("zero Delayed value at position %d", i)
 		}
 		keys[i] = d.n.key()
-		stack = append(stack, d.n)
 	}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[n] {
+	// Depth-first, iteratively (chains may be long); a task is added once
+	// all of its dependencies are.
+	type frame struct {
+		n    *node
+		next int
+	}
+	seen := map[*node]bool{}
+	var stack []frame
+	for _, d := range ds {
+		if seen[d.n] {
 			continue
 		}
-		seen[n] = true
-		if n.err != nil {
-			return nil, nil, n.err
+		seen[d.n] = true
+		stack = append(stack, frame{n: d.n})
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			n := top.n
+			if n.err != nil {
+				return nil, nil, n.err
+			}
+			if n.external() {
+				g.AddExternal(n.key())
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			if top.next < len(n.deps) {
+				dep := n.deps[top.next]
+				top.next++
+				if !seen[dep] {
+					seen[dep] = true
+					stack = append(stack, frame{n: dep})
+				}
+				continue
+			}
+			if err := g.Add(n.task); err != nil {
+				return nil, nil, err
+			}
+			stack = stack[:len(stack)-1]
 		}
-		if n.external() {
-			g.AddExternal(n.key())
-			continue
-		}
-		if err := g.Add(n.task); err != nil {
-			return nil, nil, err
-		}
-		stack = append(stack, n.deps...)
-	}
-	// Tasks were found from the outputs back; list them inputs first, which
-	// reads better in pictures and dumps.
-	for i, j := 0, len(g.tasks)-1; i < j; i, j = i+1, j-1 {
-		g.tasks[i], g.tasks[j] = g.tasks[j], g.tasks[i]
-	}
-	for i, t := range g.tasks {
-		g.index[t.Key] = i
 	}
 	return g, keys, nil
 }

@@ -53,6 +53,9 @@ type CycleError struct {
 }
 
 func (e *CycleError) Error() string {
+	if len(e.Keys) == 0 {
+		return "graph: cycle"
+	}
 	parts := make([]string, len(e.Keys)+1)
 	for i, k := range e.Keys {
 		parts[i] = strconv.Quote(string(k))
@@ -121,3 +124,31 @@ type RemoteError struct {
 }
 
 func (e *RemoteError) Error() string { return e.Message }
+
+// InnerTaskError is the error of a fused task (see OpFused) when one of the
+// tasks inside it failed: it names that task, so that errors blame the
+// task the user wrote rather than the fused one.
+type InnerTaskError struct {
+	Key Key
+	Op  string
+	Err error
+}
+
+func (e *InnerTaskError) Error() string {
+	return fmt.Sprintf("task %q (op %s): %v", e.Key, e.Op, e.Err)
+}
+
+func (e *InnerTaskError) Unwrap() error { return e.Err }
+
+// DisplayOp returns the op a user would recognise for t: for a fused task,
+// the op of its last inner task.
+func DisplayOp(t *Task) string {
+	if t.Op != OpFused {
+		return t.Op
+	}
+	tasks, _, err := FusedTasks(t.Params)
+	if err != nil || len(tasks) == 0 {
+		return t.Op
+	}
+	return DisplayOp(tasks[len(tasks)-1])
+}

@@ -1,8 +1,10 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 
@@ -312,7 +314,11 @@ func (fi *funcInfo) encodeArg(reg *Registry, v any, want reflect.Type, deps *[]*
 		rv := reflect.ValueOf(v)
 		if !rv.Type().AssignableTo(want) {
 			if isNumber(rv.Kind()) && isNumber(want.Kind()) && rv.CanConvert(want) {
-				v = rv.Convert(want).Interface()
+				cv, ok := convertNumber(rv, want)
+				if !ok {
+					return nil, fmt.Errorf("%v (a %s) does not fit in a %s", v, rv.Type(), want)
+				}
+				v = cv.Interface()
 			} else {
 				return nil, fmt.Errorf("got a %s, want a %s", rv.Type(), want)
 			}
@@ -327,6 +333,33 @@ func (fi *funcInfo) encodeArg(reg *Registry, v any, want reflect.Type, deps *[]*
 
 func isNumber(k reflect.Kind) bool {
 	return k >= reflect.Int && k <= reflect.Float64
+}
+
+// convertNumber converts a number to the type want, and reports whether the
+// value survived: no change of sign, no overflow, no lost fraction. Between
+// float types only the rounding of the mantissa is allowed.
+func convertNumber(v reflect.Value, want reflect.Type) (reflect.Value, bool) {
+	c := v.Convert(want)
+	if sign(v) != sign(c) {
+		return c, false
+	}
+	if isFloat(v.Kind()) && isFloat(want.Kind()) {
+		return c, math.IsInf(c.Float(), 0) == math.IsInf(v.Float(), 0)
+	}
+	return c, c.Convert(v.Type()).Equal(v)
+}
+
+func isFloat(k reflect.Kind) bool { return k == reflect.Float32 || k == reflect.Float64 }
+
+func sign(v reflect.Value) int {
+	switch {
+	case v.CanInt():
+		return cmp.Compare(v.Int(), 0)
+	case v.CanUint():
+		return cmp.Compare(v.Uint(), 0)
+	default:
+		return cmp.Compare(v.Float(), 0)
+	}
 }
 
 // decodeArgs rebuilds the arguments of a call from the task's params and

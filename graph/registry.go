@@ -43,7 +43,7 @@ type OpInput struct {
 
 // Env describes where a task runs. Executors fill it in.
 type Env struct {
-	Registry *Registry   // the registry of the running process
+	Registry *Registry    // the registry of the running process
 	Logger   *slog.Logger // logger with the worker's attributes
 	Worker   string       // name or address of the worker (or local slot)
 	LocalDir string       // scratch directory the op may write to
@@ -70,10 +70,10 @@ type Registry struct {
 }
 
 type regSnapshot struct {
-	ops       map[string]*Op
-	codecs    map[string]Codec
-	byType    map[reflect.Type]Codec
-	ifaces    []ifaceCodec // codecs for interface types, in registration order
+	ops    map[string]*Op
+	codecs map[string]Codec
+	byType map[reflect.Type]Codec
+	ifaces []ifaceCodec // codecs for interface types, in registration order
 }
 
 type ifaceCodec struct {
@@ -182,7 +182,8 @@ func (r *Registry) Op(name string) (*Op, error) {
 }
 
 // Signatures returns the name and signature of every op and codec in the
-// registry (codecs are listed as "codec:" + name).
+// registry (codecs are listed as "codec:" + name, with the Go type they
+// handle as signature).
 func (r *Registry) Signatures() map[string]string {
 	out := map[string]string{}
 	var chain []*Registry
@@ -194,8 +195,8 @@ func (r *Registry) Signatures() map[string]string {
 		for n, op := range s.ops {
 			out[n] = op.Signature
 		}
-		for n := range s.codecs {
-			out["codec:"+n] = "codec"
+		for n, c := range s.codecs {
+			out["codec:"+n] = typeName(c.Type())
 		}
 	}
 	return out
