@@ -76,20 +76,19 @@ func BenchmarkCore(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			g, keys := c.make(c.n)
-			order := graph.Order(g)
 			s := New(Config{})
 			now := time.Unix(0, 0)
 			s.Handle(&WorkerAdded{Worker: WorkerInfo{Name: "local", Threads: 2}})
 			b.ResetTimer()
 			for range b.N {
-				ins := s.Handle(&GraphSubmitted{Meta: Meta{Time: now}, Client: "c", Graph: g, Keys: keys, Order: order})
+				ins := s.Handle(&GraphSubmitted{Meta: Meta{Time: now}, Client: "c", Graph: g, Keys: keys})
 				var pending []Event
 				var fin []TaskFinished
 				for {
 					fin = fin[:0]
 					for _, in := range ins {
 						if r, ok := in.(*Run); ok {
-							fin = append(fin, TaskFinished{Key: r.Task.Key, Worker: r.Worker, Size: 8})
+							fin = append(fin, TaskFinished{Key: r.Task.Key, ID: r.ID, Worker: r.Worker, Size: 8})
 						}
 					}
 					if len(fin) == 0 {

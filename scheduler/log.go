@@ -45,7 +45,7 @@ type transitionLog struct {
 }
 
 func newTransitionLog(n int) transitionLog {
-	return transitionLog{max: n, buf: make([]logEntry, 0, min(n, 1024))}
+	return transitionLog{max: n, buf: make([]logEntry, 0, n)}
 }
 
 func (l *transitionLog) add(t logEntry) {
@@ -159,7 +159,7 @@ type WorkerStatus struct {
 func (s *State) taskInfo(t *task) TaskInfo {
 	ti := TaskInfo{Key: t.key, Op: t.spec.Op, State: t.state,
 		Priority:  [3]int64{int64(t.prio.user), int64(t.prio.gen), int64(t.prio.order)},
-		WaitingOn: t.nWaitingOn, Waiters: t.waiters, Bytes: t.nbytes, Retries: t.retries}
+		WaitingOn: int(t.nWaitingOn), Waiters: int(t.waiters), Bytes: t.nbytes, Retries: int(t.retries)}
 	for _, d := range t.deps {
 		ti.Deps = append(ti.Deps, d.key)
 	}
@@ -170,7 +170,7 @@ func (s *State) taskInfo(t *task) TaskInfo {
 		ti.ProcessingOn = t.proc.info.Name
 	}
 	for _, c := range t.clients {
-		ti.Clients = append(ti.Clients, c.id)
+		ti.Clients = append(ti.Clients, c.c.id)
 	}
 	if t.state == Erred {
 		ti.Error = t.taskError().Error()

@@ -149,7 +149,7 @@ func (s *State) enqueue(t *task) {
 	}
 	if s.deferStart {
 		// handleGraph orders the whole queue once at the end.
-		t.heapIdx = len(s.queue)
+		t.heapIdx = int32(len(s.queue))
 		s.queue = append(s.queue, t)
 		return
 	}
@@ -158,7 +158,7 @@ func (s *State) enqueue(t *task) {
 
 func (s *State) dequeue(t *task) {
 	if t.heapIdx >= 0 {
-		s.queue.remove(t.heapIdx)
+		s.queue.remove(int(t.heapIdx))
 		return
 	}
 	if i := slices.Index(s.constrained, t); i >= 0 {
@@ -203,8 +203,8 @@ func (h taskHeap) less(i, j int) bool { return h[i].prio.less(h[j].prio) }
 
 func (h taskHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = i
-	h[j].heapIdx = j
+	h[i].heapIdx = int32(i)
+	h[j].heapIdx = int32(j)
 }
 
 func (h taskHeap) up(j int) {
@@ -239,7 +239,7 @@ func (h taskHeap) down(i int) bool {
 }
 
 func (h *taskHeap) push(t *task) {
-	t.heapIdx = len(*h)
+	t.heapIdx = int32(len(*h))
 	*h = append(*h, t)
 	h.up(len(*h) - 1)
 }

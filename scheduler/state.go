@@ -85,42 +85,47 @@ func (e *MissingKeyError) Error() string {
 
 // task is the scheduler's record of one task.
 type task struct {
-	key   graph.Key
-	id    int32 // index in State.byID
-	spec  *graph.Task
-	state TaskState
-	prio  priority
+	key  graph.Key
+	spec *graph.Task
+	prio priority
 
-	deps        []*task
-	depIDs      []int32 // ids of deps, handed out with Run
-	dependents  []*task // may hold forgotten tasks; nDependents counts the live ones
-	nDependents int
-
-	nWaitingOn int // while waiting: dependencies not in memory
-	waiters    int // dependents that still need this value (waiting, queued or processing)
+	deps       []*task
+	depIDs     []int32 // ids of deps, handed out with Run
+	dependents []*task // may hold forgotten tasks; nDependents counts the live ones
 
 	who    []*worker // workers holding the value
 	whoBuf [1]*worker
 	proc   *worker // worker running it (processing, or cancelled while running)
 	nbytes int64
 
-	clients   []*client
-	clientBuf [1]*client
-	clientIdx []int32 // per client: where it first named the task in GraphSubmitted.Keys
-	idxBuf    [1]int32
+	clients   []clientRef
+	clientBuf [1]clientRef
 
-	retries    int      // retries left
-	suspicious []string // workers that died while running it
-	failure    *failure
-	heapIdx    int  // position in the queue, or -1
-	resubmit   bool // cancelled while running, then needed again
-	external   bool // created for a dependency that no graph defined
+	failure *failure
+	lost    []string // workers that died while running it
+
+	id          int32 // index in State.byID
+	nDependents int32
+	nWaitingOn  int32 // while waiting: dependencies not in memory
+	waiters     int32 // dependents that still need this value (waiting, queued or processing)
+	retries     int32 // retries left
+	heapIdx     int32 // position in the queue, or -1
+	state       TaskState
+	resubmit    bool // cancelled while running, then needed again
+	external    bool // created for a dependency that no graph defined
+}
+
+// clientRef is a client that wants a task, and where it first named the
+// task in GraphSubmitted.Keys.
+type clientRef struct {
+	c   *client
+	idx int32
 }
 
 type priority struct {
-	user  int // higher first
 	gen   uint64
-	order int
+	user  int32 // higher first
+	order int32
 }
 
 func (p priority) less(o priority) bool {
@@ -163,17 +168,15 @@ func (c *client) add(t *task, idx int) {
 	if containsClient(t.clients, c) {
 		return
 	}
-	t.clients = append(t.clients, c)
-	t.clientIdx = append(t.clientIdx, int32(idx))
+	t.clients = append(t.clients, clientRef{c, int32(idx)})
 	c.tasks = append(c.tasks, t)
 	c.n++
 }
 
 func (c *client) remove(t *task) bool {
 	for i, x := range t.clients {
-		if x == c {
+		if x.c == c {
 			t.clients = append(t.clients[:i], t.clients[i+1:]...)
-			t.clientIdx = append(t.clientIdx[:i], t.clientIdx[i+1:]...)
 			c.n--
 			return true
 		}
@@ -379,11 +382,10 @@ func (s *State) handleGraph(e *GraphSubmitted) {
 		createdPos = append(createdPos, int32(i))
 		t.key, t.spec, t.state, t.heapIdx = spec.Key, spec, Released, -1
 		s.assignID(t)
-		t.prio = priority{user: spec.Priority + e.Priority, gen: s.gen, order: order[i]}
-		t.retries = spec.Retries
+		t.prio = priority{user: int32(spec.Priority + e.Priority), gen: s.gen, order: int32(order[i])}
+		t.retries = int32(spec.Retries)
 		t.who = t.whoBuf[:0]
 		t.clients = t.clientBuf[:0]
-		t.clientIdx = t.idxBuf[:0]
 		s.tasks[spec.Key] = t
 		s.counts[Released]++
 		created = append(created, t)
@@ -451,7 +453,6 @@ func (s *State) missingTask(k graph.Key) *task {
 	s.assignID(t)
 	t.who = t.whoBuf[:0]
 	t.clients = t.clientBuf[:0]
-	t.clientIdx = t.idxBuf[:0]
 	t.failure = &failure{root: k, err: &MissingKeyError{Key: k}}
 	s.tasks[k] = t
 	s.counts[Released]++
@@ -517,8 +518,8 @@ func (s *State) handleFinished(e *TaskFinished) {
 	t.who = append(t.who, w)
 	w.nbytes += e.Size
 	s.setState(t, Memory)
-	for i, c := range t.clients {
-		s.emitResult(c, t, int(t.clientIdx[i]))
+	for _, c := range t.clients {
+		s.emitResult(c.c, t, int(c.idx))
 	}
 	s.checkNeeded(t)
 }
@@ -613,10 +614,10 @@ func (s *State) removeWorker(w *worker, reason string) {
 			continue
 		}
 		t.resubmit = false
-		t.suspicious = append(t.suspicious, w.info.Name)
-		if len(t.suspicious) >= s.cfg.AllowedFailures {
+		t.lost = append(t.lost, w.info.Name)
+		if len(t.lost) >= s.cfg.AllowedFailures {
 			t.failure = &failure{root: t.key, rootOp: graph.DisplayOp(t.spec), worker: w.info.Name,
-				err: &KilledWorkerError{Key: t.key, Workers: t.suspicious}}
+				err: &KilledWorkerError{Key: t.key, Workers: t.lost}}
 			if t.state == Cancelled {
 				s.setState(t, Released)
 			}
@@ -686,9 +687,9 @@ func (s *State) handleRelease(clientID string, keys []graph.Key, cancel error) {
 	for _, t := range ts {
 		k := t.key
 		idx := -1
-		for i, x := range t.clients {
-			if x == c {
-				idx = int(t.clientIdx[i])
+		for _, x := range t.clients {
+			if x.c == c {
+				idx = int(x.idx)
 			}
 		}
 		if !c.remove(t) {

@@ -31,7 +31,7 @@ func (s *State) transition(t *task, to TaskState) {
 				return
 			}
 			s.dequeue(t)
-			t.nWaitingOn = s.countMissing(t)
+			t.nWaitingOn = int32(s.countMissing(t))
 			s.setState(t, Waiting)
 			if t.nWaitingOn == 0 {
 				s.makeReady(t)
@@ -175,8 +175,8 @@ func (s *State) toErred(t *task) {
 	s.setState(t, Erred)
 	if len(t.clients) > 0 {
 		te := t.taskError()
-		for i, c := range t.clients {
-			s.emit(&ReportError{Client: c.id, Key: t.key, Index: int(t.clientIdx[i]), Err: te})
+		for _, c := range t.clients {
+			s.emit(&ReportError{Client: c.c.id, Key: t.key, Index: int(c.idx), Err: te})
 		}
 	}
 	for _, d := range t.dependents {
@@ -196,7 +196,7 @@ func (s *State) forget(t *task) {
 	s.freeIDs = append(s.freeIDs, t.id)
 	for _, d := range t.deps {
 		d.nDependents--
-		if len(d.dependents) > 16 && d.nDependents < len(d.dependents)/2 {
+		if len(d.dependents) > 16 && int(d.nDependents) < len(d.dependents)/2 {
 			d.dependents = slices.DeleteFunc(d.dependents, func(x *task) bool { return x.state == Forgotten })
 		}
 		s.checkForget(d)

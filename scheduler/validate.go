@@ -55,10 +55,10 @@ func (s *State) Validate() error {
 				waiters++
 			}
 		}
-		if live != t.nDependents {
+		if live != int(t.nDependents) {
 			bad("%q: %d live dependents, counted %d", k, live, t.nDependents)
 		}
-		if waiters != t.waiters {
+		if waiters != int(t.waiters) {
 			bad("%q (%s): %d dependents need it, counted %d", k, t.state, waiters, t.waiters)
 		}
 		missing := 0
@@ -69,7 +69,7 @@ func (s *State) Validate() error {
 		}
 		switch t.state {
 		case Waiting:
-			if missing != t.nWaitingOn {
+			if missing != int(t.nWaitingOn) {
 				bad("%q: waiting on %d dependencies, counted %d", k, missing, t.nWaitingOn)
 			}
 			if missing == 0 {
@@ -88,7 +88,7 @@ func (s *State) Validate() error {
 		} else if t.heapIdx >= 0 || containsTask(s.constrained, t) {
 			bad("%q (%s): in a queue", k, t.state)
 		}
-		if t.heapIdx >= 0 && (t.heapIdx >= len(s.queue) || s.queue[t.heapIdx] != t) {
+		if t.heapIdx >= 0 && (int(t.heapIdx) >= len(s.queue) || s.queue[t.heapIdx] != t) {
 			bad("%q: wrong queue position %d", k, t.heapIdx)
 		}
 		// Where it runs and where it is held.
@@ -143,10 +143,8 @@ func (s *State) Validate() error {
 				}
 			}
 		}
-		if len(t.clientIdx) != len(t.clients) {
-			bad("%q: %d clients, %d indices", k, len(t.clients), len(t.clientIdx))
-		}
-		for _, c := range t.clients {
+		for _, r := range t.clients {
+			c := r.c
 			if s.clients[c.id] != c || !containsTask(c.tasks, t) {
 				bad("%q: client %q does not list it", k, c.id)
 			}
@@ -212,9 +210,9 @@ func containsTask(ts []*task, t *task) bool {
 	return false
 }
 
-func containsClient(cs []*client, c *client) bool {
+func containsClient(cs []clientRef, c *client) bool {
 	for _, x := range cs {
-		if x == c {
+		if x.c == c {
 			return true
 		}
 	}
