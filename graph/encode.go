@@ -2,8 +2,7 @@ package graph
 
 import (
 	"fmt"
-	"maps"
-	"slices"
+	"math"
 
 	"google.golang.org/protobuf/proto"
 
@@ -14,7 +13,25 @@ import (
 // graphpb/graph.proto). Dependencies are written as indices into the table
 // of keys, so a task costs little more than its key, op name and params.
 // The same graph always encodes to the same bytes.
+//
+// A dependency that is neither a task of g nor an external key is a
+// *MissingDependencyError: the receiver could never compute it.
 func Encode(g *Graph) ([]byte, error) {
+	var missing []MissingDependency
+	d := newOptDAG(g)
+	for i, t := range g.tasks {
+		if t.Retries < 0 || t.Retries > math.MaxInt32 {
+			return nil, fmt.Errorf("encode graph: task %q: retries %d out of range", t.Key, t.Retries)
+		}
+		for j, p := range d.pos[d.posStart[i]:d.posStart[i+1]] {
+			if p < 0 && !g.IsExternal(t.Deps[j]) {
+				missing = append(missing, MissingDependency{Task: t.Key, Dep: t.Deps[j]})
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("encode graph: %w", &MissingDependencyError{Missing: missing})
+	}
 	return proto.MarshalOptions{Deterministic: true}.Marshal(toProto(g))
 }
 
@@ -62,7 +79,8 @@ func toProto(g *Graph) *graphpb.Graph {
 		for _, d := range t.Deps {
 			j, ok := idx[d]
 			if !ok {
-				// Not validated: keep the key by making it external.
+				// Outside the tasks given (the inputs of fused tasks):
+				// keep the key as an external one.
 				j = uint32(len(g.tasks) + len(pg.External))
 				idx[d] = j
 				pg.External = append(pg.External, string(d))
@@ -126,9 +144,4 @@ func fromProto(pg *graphpb.Graph) (*Graph, error) {
 		g.AddExternal(Key(k))
 	}
 	return g, nil
-}
-
-// sortedResources is used by tests and DOT output for stable text.
-func sortedResources(m map[string]float64) []string {
-	return slices.Sorted(maps.Keys(m))
 }

@@ -63,10 +63,17 @@ func TestEncodeRoundTrip(t *testing.T) {
 	}
 }
 
-func TestEncodeKeepsMissingDependencies(t *testing.T) {
-	// A graph that was never validated still encodes: a dependency that is
-	// neither a task nor an external key becomes an external key.
+func TestEncodeRefusesMissingDependencies(t *testing.T) {
+	// A dependency that is neither a task nor an external key could never
+	// be computed by the receiver: Encode says so instead of sending it.
 	g := mustGraph(t, task("a", "op", "nowhere"), task("b", "op", "a", "nowhere"))
+	_, err := graph.Encode(g)
+	var me *graph.MissingDependencyError
+	if !errors.As(err, &me) || len(me.Missing) != 2 || me.Missing[0].Dep != "nowhere" {
+		t.Fatalf("error %v, want a MissingDependencyError naming nowhere", err)
+	}
+	// Declared external, it encodes and stays external.
+	g.AddExternal("nowhere")
 	b, err := graph.Encode(g)
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +88,14 @@ func TestEncodeKeepsMissingDependencies(t *testing.T) {
 	tb, _ := c.Get("b")
 	if !slices.Equal(tb.Deps, []graph.Key{"a", "nowhere"}) {
 		t.Errorf("deps %v", tb.Deps)
+	}
+}
+
+func TestEncodeRefusesRetriesOutOfRange(t *testing.T) {
+	g := graph.New()
+	g.Add(&graph.Task{Key: "a", Op: "op", Annotations: graph.Annotations{Retries: 1 << 32}})
+	if _, err := graph.Encode(g); err == nil || !strings.Contains(err.Error(), "retries") {
+		t.Fatalf("error %v", err)
 	}
 }
 

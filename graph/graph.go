@@ -164,11 +164,14 @@ func (g *Graph) Clone() *Graph {
 }
 
 // Dependents returns, for every task, the keys of the tasks that depend on
-// it, in graph order.
+// it, each once, in graph order.
 func (g *Graph) Dependents() map[Key][]Key {
 	out := make(map[Key][]Key, len(g.tasks))
 	for _, t := range g.tasks {
-		for _, d := range t.Deps {
+		for i, d := range t.Deps {
+			if slices.Contains(t.Deps[:i], d) {
+				continue // named twice by the same task
+			}
 			out[d] = append(out[d], t.Key)
 		}
 	}

@@ -44,17 +44,9 @@ type OpInput struct {
 // Env describes where a task runs. Executors fill it in.
 type Env struct {
 	Registry *Registry    // the registry of the running process
-	Logger   *slog.Logger // logger with the worker's attributes
+	Logger   *slog.Logger // logger with the worker's attributes; never nil when an op runs
 	Worker   string       // name or address of the worker (or local slot)
 	LocalDir string       // scratch directory the op may write to
-}
-
-// Logger returns the environment's logger, or a logger that discards.
-func (e *Env) logger() *slog.Logger {
-	if e == nil || e.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return e.Logger
 }
 
 // Registry maps op names to ops and Go types to value codecs. Every process

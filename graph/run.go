@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 )
 
@@ -15,11 +16,16 @@ func (r *Registry) RunTask(ctx context.Context, t *Task, inputs []any, env *Env)
 	if !ok {
 		return nil, &UnknownOpError{Op: t.Op, Key: t.Key}
 	}
-	if env == nil || env.Registry == nil {
+	if env == nil || env.Registry == nil || env.Logger == nil {
 		e := Env{Registry: r}
 		if env != nil {
 			e = *env
+		}
+		if e.Registry == nil {
 			e.Registry = r
+		}
+		if e.Logger == nil {
+			e.Logger = discard
 		}
 		env = &e
 	}
@@ -28,7 +34,8 @@ func (r *Registry) RunTask(ctx context.Context, t *Task, inputs []any, env *Env)
 
 // RunOp runs op, which must be the op t names, on the values of t's
 // dependencies, as RunTask does; executors that look ops up once for many
-// tasks call it directly. env must name the registry op came from.
+// tasks call it directly. env must name the registry op came from and a
+// logger.
 func RunOp(ctx context.Context, op *Op, t *Task, inputs []any, env *Env) (v any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -40,3 +47,5 @@ func RunOp(ctx context.Context, op *Op, t *Task, inputs []any, env *Env) (v any,
 	}
 	return op.Run(ctx, OpInput{Key: t.Key, Params: t.Params, Inputs: inputs, Env: env})
 }
+
+var discard = slog.New(slog.DiscardHandler)
