@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
@@ -378,6 +380,8 @@ func TestCancel(t *testing.T) {
 	if len(started) != 0 {
 		t.Errorf("%d queued tasks started after cancel", len(started))
 	}
+	// No goroutine of the computation outlives the call.
+	goleak.VerifyNone(t)
 	// Nothing is left running or held; the executor still works.
 	if m := e.Memory(); m.Keys != 0 {
 		t.Errorf("values held after cancel: %+v", m)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -178,5 +179,54 @@ func TestSpillDiskFull(t *testing.T) {
 	small, _ := graph.NewFromTasks(&graph.Task{Key: "ok", Op: "test.add"})
 	if _, err := e.Compute(context.Background(), small, "ok"); err != nil {
 		t.Errorf("executor unusable after a full disk: %v", err)
+	}
+}
+
+// TestSpillFilesRemovedOnCancel cancels a computation while some of its
+// results wait on disk: Compute returns ctx.Err() and no spill file stays.
+func TestSpillFilesRemovedOnCancel(t *testing.T) {
+	reg := testRegistry(t)
+	blockingOps(t, reg)
+	dir := t.TempDir()
+	e := New(WithRegistry(reg), WithThreads(2), WithMemoryLimit(1<<20), WithLocalDir(dir))
+	defer e.Close()
+	spilled := make(chan struct{})
+	var once sync.Once
+	sub := e.Events().Subscribe(func(evs []diagnostics.Event) {
+		for _, ev := range evs {
+			if ev.Kind == diagnostics.Spill && e.Memory().Spilled > 0 {
+				once.Do(func() { close(spilled) })
+			}
+		}
+	})
+	defer sub.Close()
+	// The sum waits for a gate that blocks until cancelled, while the big
+	// values pile up and spill.
+	g, _ := bigGraph(t, reg, 8, 100_000)
+	sum, _ := g.Get("sum")
+	g2 := graph.New()
+	for _, task := range g.Tasks() {
+		if task.Key != "sum" {
+			g2.Add(task)
+		}
+	}
+	g2.Add(&graph.Task{Key: "gate", Op: "test.block"})
+	g2.Add(&graph.Task{Key: "sum", Op: "test.sumf", Deps: append(sum.Deps[:len(sum.Deps):len(sum.Deps)], "gate")})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := e.Compute(ctx, g2, "sum")
+		done <- err
+	}()
+	<-spilled
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v", err)
+	}
+	if files := dirEntries(t, dir); len(files) != 0 {
+		t.Errorf("spill files left after cancel: %v", files)
+	}
+	if m := e.Memory(); m.Keys != 0 || m.Spilled != 0 {
+		t.Errorf("memory after cancel: %+v", m)
 	}
 }
