@@ -27,6 +27,8 @@ func optimize(root *node) (*node, error) {
 	parents := countParents(root)
 	root = pushFilters(root, parents)
 	parents = countParents(root)
+	root = mergeProjects(root, parents, map[*node]bool{})
+	parents = countParents(root)
 	if err := prune(root); err != nil {
 		return nil, err
 	}
@@ -298,7 +300,8 @@ func coalesceSelective(root *node, parents map[*node]int) *node {
 }
 
 // selectivity estimates the fraction of rows a predicate keeps: equality
-// 10%, a range 33%, inequality 90%, conjunctions multiply.
+// 10% (10% per value of IsIn), a range 33%, inequality and IsNotNull 90%;
+// conjunctions multiply, disjunctions add.
 func selectivity(p expr.Expr) float64 {
 	switch p.Op() {
 	case "and":
@@ -313,12 +316,18 @@ func selectivity(p expr.Expr) float64 {
 			s += selectivity(a)
 		}
 		return min(s, 1)
-	case "eq", "is_in":
+	case "eq":
 		return 0.1
+	case "is_in":
+		return min(0.1*float64(len(p.Args())-1), 0.9)
 	case "lt", "le", "gt", "ge", "between":
 		return 0.33
-	case "ne":
+	case "ne", "is_not_null":
 		return 0.9
+	case "is_null":
+		return 0.1
+	case "not":
+		return 1 - selectivity(p.Args()[0])
 	}
 	return 0.5
 }
@@ -400,4 +409,44 @@ func recount(n *node, seen map[*node]bool) int {
 		n.nparts = max(n.agg.splitOut, 1)
 	}
 	return n.nparts
+}
+
+// mergeProjects folds a projection into the projection below it when
+// nothing else uses the lower one: the upper expressions are rewritten over
+// the lower one's input. One step computes both, and the evaluator computes
+// an expression used twice only once.
+func mergeProjects(n *node, parents map[*node]int, seen map[*node]bool) *node {
+	if seen[n] {
+		return n
+	}
+	seen[n] = true
+	for i, in := range n.inputs {
+		n.inputs[i] = mergeProjects(in, parents, seen)
+	}
+	if n.kind != kindProject || n.input().kind != kindProject || parents[n.input()] > 1 {
+		return n
+	}
+	lower := n.input()
+	defs := map[string]expr.Expr{}
+	for _, e := range lower.exprs {
+		d := e
+		if _, ok := e.AliasName(); ok {
+			d = e.Args()[0]
+		}
+		defs[e.Name()] = d
+	}
+	merged := make([]expr.Expr, len(n.exprs))
+	for i, e := range n.exprs {
+		name := e.Name()
+		r := e.Transform(func(x expr.Expr) (expr.Expr, bool) {
+			if c, ok := x.ColumnName(); ok && x.Op() == "col" {
+				if d, ok := defs[c]; ok {
+					return d, true
+				}
+			}
+			return x, false
+		})
+		merged[i] = withName(r, name)
+	}
+	return &node{kind: kindProject, schema: n.schema, inputs: lower.inputs, nparts: n.nparts, exprs: merged}
 }

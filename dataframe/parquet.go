@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -167,4 +168,34 @@ func readParquetPart(ctx context.Context, env *graph.Env, params []byte, columns
 
 func init() {
 	readFuncs["parquet"] = readParquetPart
+}
+
+// WriteParquet computes the DataFrame and writes it as Parquet files into
+// dir: one file per partition, named by WriteOptions.Pattern
+// ("part-*.parquet" by default), with parquet.WriteOptions (compression,
+// row group size, PartitionOn for hive-style key=value directories) as
+// WriteOptions.Options. It returns the paths written.
+func (df DataFrame) WriteParquet(ctx context.Context, exec graph.Executor, dir string, opts ...WriteOptions) ([]string, error) {
+	return df.write(ctx, exec, "parquet", dir, opts)
+}
+
+func writeParquetPart(ctx context.Context, env *graph.Env, w *writeSpec, rec arrow.RecordBatch) ([]string, error) {
+	var o parquet.WriteOptions
+	if w.Options != nil {
+		if err := json.Unmarshal(w.Options, &o); err != nil {
+			return nil, fmt.Errorf("Parquet write options: %w", err)
+		}
+	}
+	if len(o.PartitionOn) > 0 {
+		return parquet.WritePartitioned(ctx, storage.Local{}, filepath.Dir(w.Path), filepath.Base(w.Path),
+			[]arrow.RecordBatch{rec}, o)
+	}
+	if err := parquet.Write(ctx, storage.Local{}, w.Path, []arrow.RecordBatch{rec}, o); err != nil {
+		return nil, err
+	}
+	return []string{w.Path}, nil
+}
+
+func init() {
+	writeFuncs["parquet"] = writeParquetPart
 }

@@ -1,12 +1,17 @@
-// Quickstart: load several files in parallel, then combine what each one
-// holds, on the in-process executor.
+// Quickstart: Shoal on a small dataset, on the in-process executor.
 //
 //	go run ./examples/quickstart
 //
-// The program writes its own data (eight CSV files of readings) to a
-// temporary directory, builds a task graph with graph.Call-style lazy
-// calls, computes it with a progress bar, and prints the result, the
-// slowest tasks, and where to look next.
+// The program writes its own data (eight CSV files of sensor readings) to a
+// temporary directory, then:
+//
+//  1. reads them as a lazy DataFrame, filters, groups and aggregates, prints
+//     the result and the optimized plan (Explain);
+//  2. does a similar job with custom functions in a task graph of its own
+//     (graph.RegisterFunc, Call, List), with a progress bar, and prints the
+//     slowest tasks;
+//
+// and says where to look next.
 package main
 
 import (
@@ -23,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoal-data/shoal/dataframe"
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/local"
@@ -143,7 +149,38 @@ func run() error {
 	}
 	logger.Info("wrote example data", "files", len(paths), "dir", dir)
 
-	// Build the graph: one load per file, then one combine. Nothing runs yet.
+	// One executor runs everything: a pool of goroutines in this process,
+	// with a progress bar on stderr and a recorder that keeps every event.
+	exec := local.New(local.WithLogger(logger), local.WithProgress(os.Stderr))
+	rec := diagnostics.NewRecorder()
+	rec.Attach(exec.Events())
+
+	// 1. A DataFrame: read the CSV files lazily (types are inferred from a
+	// sample; "time" is parsed as a timestamp), keep the warm readings,
+	// aggregate per sensor. Nothing is read until Compute.
+	readings, err := dataframe.ReadCSV(ctx, filepath.Join(dir, "readings-*.csv"),
+		dataframe.CSVOptions{ParseDates: map[string]string{"time": ""}})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s\n\n", readings)
+	warm := readings.
+		Filter(dataframe.Col("reading").Gt(25)).
+		GroupBy("sensor").
+		Agg(dataframe.Count("reading").As("n"), dataframe.Mean("reading").As("mean"),
+			dataframe.Max("reading").As("max"), dataframe.Max("time").As("last_seen"))
+	started := time.Now()
+	table, err := warm.Compute(ctx, exec)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("warm readings per sensor (%v):\n%s\n", time.Since(started).Round(time.Millisecond),
+		dataframe.FormatTable(table, 8))
+	table.Release()
+	fmt.Printf("the plan (only the columns used are read; the filter runs while parsing):\n%s\n", warm.Explain())
+
+	// 2. A task graph of your own functions: one load per file, then one
+	// combine. Nothing runs yet.
 	parts := make([]any, len(paths))
 	for i, p := range paths {
 		parts[i] = load.Call(p)
@@ -160,13 +197,7 @@ func run() error {
 		graph.WriteDOT(f, g)
 		f.Close()
 	}
-
-	// Compute it on a goroutine pool, with a progress bar on stderr and a
-	// recorder that keeps every event.
-	exec := local.New(local.WithLogger(logger), local.WithProgress(os.Stderr))
-	rec := diagnostics.NewRecorder()
-	rec.Attach(exec.Events())
-	started := time.Now()
+	started = time.Now()
 	s, err := graph.Compute[Summary](ctx, exec, total)
 	if err != nil {
 		return err
@@ -175,13 +206,13 @@ func run() error {
 	exec.Close()
 	rec.Close()
 
-	fmt.Printf("\n%d files, %d readings in %v on %d threads\n", s.Files, s.Rows, elapsed.Round(time.Millisecond), exec.Threads())
+	fmt.Printf("%d files, %d readings in %v on %d threads\n", s.Files, s.Rows, elapsed.Round(time.Millisecond), exec.Threads())
 	fmt.Printf("mean %.3f  min %.3f  max %.3f\n\n", s.Mean(), s.Min, s.Max)
 
 	// The task stream: which task ran where, and for how long.
 	stream := rec.TaskStream()
 	slices.SortFunc(stream, func(a, b diagnostics.TaskRecord) int { return int(b.Duration - a.Duration) })
-	fmt.Println("slowest tasks:")
+	fmt.Println("slowest tasks of both computations:")
 	for _, t := range stream[:min(3, len(stream))] {
 		fmt.Printf("  %-40s %-8s %8v  %d bytes\n", t.Key, t.Worker, t.Duration.Round(time.Microsecond), t.Bytes)
 	}
@@ -194,7 +225,7 @@ func run() error {
 	fmt.Printf("\nwhere to look next:\n")
 	fmt.Printf("  the data and a picture of the graph:  %s (graph.dot)\n", dir)
 	fmt.Printf("  every event of the run, as JSON lines: %s\n", eventsPath)
-	fmt.Printf("  the API and more examples:             README.md, go doc github.com/shoal-data/shoal/graph\n")
+	fmt.Printf("  the API and more examples:             README.md, examples/etl, go doc github.com/shoal-data/shoal/dataframe\n")
 	fmt.Printf("  (remove the data with: rm -r %s)\n", dir)
 	return nil
 }
