@@ -296,7 +296,7 @@ func coalesceSelective(root *node, parents map[*node]int) *node {
 	k := min(base.nparts, max(2, int(math.Round(1/sel))))
 	return &node{kind: kindCoalesce, schema: root.schema, inputs: []*node{root}, groups: k,
 		nparts: (root.nparts + k - 1) / k,
-		note: fmt.Sprintf("after a selective filter (estimated %.0f%% of rows kept)", sel*100)}
+		note:   fmt.Sprintf("after a selective filter (estimated %.0f%% of rows kept)", sel*100)}
 }
 
 // selectivity estimates the fraction of rows a predicate keeps: equality

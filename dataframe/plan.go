@@ -128,7 +128,7 @@ func (n *node) describe() string {
 
 // source is where partitions come from.
 type source struct {
-	r       reader             // files
+	r       reader              // files
 	records []arrow.RecordBatch // in memory
 	keys    []graph.Key         // held by an executor (Persist)
 	futures []graph.Future      // that hold keys

@@ -1,0 +1,400 @@
+package expr
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// instants is a temporal column split into what the date functions need.
+type instants struct {
+	date bool    // date32/date64 input: days only
+	v    []int64 // raw values (timestamps) or days (dates)
+	ups  int64   // units per second of a timestamp
+	zone *zoneOffsets
+}
+
+func (ev *Evaluator) dt(_ context.Context, n *node, a datum, outT arrow.DataType) (datum, error) {
+	if a.isNull() {
+		return nullDatum(ev.mem, outT), nil
+	}
+	t := a.typ()
+	rows := a.arr.Len()
+	in := instants{}
+	switch t.ID() {
+	case arrow.DATE32:
+		in.date = true
+		in.v = asInt64s(a.arr)
+	case arrow.DATE64:
+		in.date = true
+		in.v = make([]int64, rows)
+		for i, ms := range values[int64](a.arr) {
+			in.v[i] = floorDivInt(ms, 86400000)
+		}
+	case arrow.TIMESTAMP:
+		ts := t.(*arrow.TimestampType)
+		in.v = values[int64](a.arr)
+		in.ups = unitsPerSecond(ts.Unit)
+		loc, err := loadZone(ts.TimeZone)
+		if err != nil {
+			return datum{}, err
+		}
+		if loc != time.UTC && rows > 0 {
+			mn, mx := minMax(in.v)
+			in.zone = newZoneOffsets(loc, floorDivInt(mn, in.ups), floorDivInt(mx, in.ups))
+		}
+	default:
+		return datum{}, fmt.Errorf("internal error: %s on %s", n.op, typeName(t))
+	}
+	valid, nulls := copyValidity(ev.mem, a.arr)
+	switch n.op {
+	case opDtTruncate, opDtAddMonths:
+		buf, out := allocValues[int64](ev.mem, rows)
+		if in.date {
+			buf.Release()
+			buf32, out32 := allocValues[int32](ev.mem, rows)
+			days := make([]int64, rows)
+			if n.op == opDtTruncate {
+				truncDays(in.v, n.args[1].n.lit, days)
+			} else {
+				addMonthsDays(in.v, n.args[1].n.lit.i, days)
+			}
+			for i, d := range days {
+				out32[i] = int32(d)
+			}
+			return datum{arr: newArray(outT, rows, valid, buf32, nulls), bcast: a.bcast}, nil
+		}
+		if n.op == opDtTruncate {
+			in.truncate(n.args[1].n.lit, out)
+		} else {
+			in.addMonths(n.args[1].n.lit.i, out)
+		}
+		return datum{arr: newArray(outT, rows, valid, buf, nulls), bcast: a.bcast}, nil
+	}
+	buf, out := allocValues[int32](ev.mem, rows)
+	switch n.op {
+	case opDtHour, opDtMinute, opDtSecond:
+		if in.date {
+			clear(out)
+			break
+		}
+		sod := in.secondsOfDay()
+		switch n.op {
+		case opDtHour:
+			for i, s := range sod {
+				out[i] = int32(s / 3600)
+			}
+		case opDtMinute:
+			for i, s := range sod {
+				out[i] = int32(s / 60 % 60)
+			}
+		default:
+			for i, s := range sod {
+				out[i] = int32(s % 60)
+			}
+		}
+	default:
+		partsFromDays(n.op, in.days(), out)
+	}
+	return datum{arr: newArray(outT, rows, valid, buf, nulls), bcast: a.bcast}, nil
+}
+
+func minMax(v []int64) (int64, int64) {
+	mn, mx := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, x := range v {
+		mn = min(mn, x)
+		mx = max(mx, x)
+	}
+	return mn, mx
+}
+
+// days gives the local calendar day of every value, as days since 1970-01-01.
+func (in *instants) days() []int64 {
+	if in.date {
+		return in.v
+	}
+	out := make([]int64, len(in.v))
+	if in.zone == nil {
+		floorDivAll(in.v, in.ups*86400, out)
+		return out
+	}
+	floorDivAll(in.v, in.ups, out)
+	for i, s := range out {
+		out[i] = floorDivInt(s+in.zone.offset(s), 86400)
+	}
+	return out
+}
+
+// secondsOfDay gives the local second of the day of every value.
+func (in *instants) secondsOfDay() []int64 {
+	out := make([]int64, len(in.v))
+	floorDivAll(in.v, in.ups, out)
+	for i, s := range out {
+		if in.zone != nil {
+			s += in.zone.offset(s)
+		}
+		r := s % 86400
+		if r < 0 {
+			r += 86400
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// floorDivAll divides by d rounding down; the common divisors are written
+// out as constants so that the compiler replaces division by multiplication.
+func floorDivAll(v []int64, d int64, out []int64) {
+	out = out[:len(v)]
+	switch d {
+	case 1:
+		copy(out, v)
+	case 1000:
+		for i, x := range v {
+			q := x / 1000
+			if x-q*1000 < 0 {
+				q--
+			}
+			out[i] = q
+		}
+	case 1000000:
+		for i, x := range v {
+			q := x / 1000000
+			if x-q*1000000 < 0 {
+				q--
+			}
+			out[i] = q
+		}
+	case 1000000000:
+		for i, x := range v {
+			q := x / 1000000000
+			if x-q*1000000000 < 0 {
+				q--
+			}
+			out[i] = q
+		}
+	case 86400:
+		for i, x := range v {
+			q := x / 86400
+			if x-q*86400 < 0 {
+				q--
+			}
+			out[i] = q
+		}
+	case 86400000:
+		for i, x := range v {
+			q := x / 86400000
+			if x-q*86400000 < 0 {
+				q--
+			}
+			out[i] = q
+		}
+	case 86400000000:
+		for i, x := range v {
+			q := x / 86400000000
+			if x-q*86400000000 < 0 {
+				q--
+			}
+			out[i] = q
+		}
+	case 86400000000000:
+		for i, x := range v {
+			q := x / 86400000000000
+			if x-q*86400000000000 < 0 {
+				q--
+			}
+			out[i] = q
+		}
+	default:
+		for i, x := range v {
+			out[i] = floorDivInt(x, d)
+		}
+	}
+}
+
+// partsFromDays computes a calendar part of every day. When the days span a
+// range no longer than the column, each distinct day is converted once,
+// through a table.
+func partsFromDays(op string, days []int64, out []int32) {
+	if len(days) == 0 {
+		return
+	}
+	mn, mx := minMax(days)
+	if span := mx - mn + 1; span > 0 && span <= int64(len(days)) && span <= 1<<22 {
+		tab := make([]int32, span)
+		for d := mn; d <= mx; d++ {
+			tab[d-mn] = dayPart(op, d)
+		}
+		for i, d := range days {
+			out[i] = tab[d-mn]
+		}
+		return
+	}
+	for i, d := range days {
+		out[i] = dayPart(op, d)
+	}
+}
+
+func dayPart(op string, days int64) int32 {
+	switch op {
+	case opDtWeekday:
+		return int32(floorMod(days+3, 7)) // 1970-01-01 was a Thursday
+	case opDtDate:
+		return int32(days)
+	}
+	y, m, d := civilFromDays(days)
+	switch op {
+	case opDtYear:
+		return int32(y)
+	case opDtMonth:
+		return int32(m)
+	case opDtDay:
+		return int32(d)
+	case opDtDayOfYear:
+		return int32(days - daysFromCivil(y, 1, 1) + 1)
+	}
+	return 0
+}
+
+func floorMod(a, b int64) int64 {
+	r := a % b
+	if r != 0 && (r < 0) != (b < 0) {
+		r += b
+	}
+	return r
+}
+
+// truncDay truncates a day number to the start of its week, month, quarter
+// or year; other units leave it alone.
+func truncDay(days int64, unit string) int64 {
+	switch unit {
+	case "week":
+		return days - floorMod(days+3, 7)
+	case "month", "quarter", "year":
+		y, m, _ := civilFromDays(days)
+		switch unit {
+		case "quarter":
+			m = (m-1)/3*3 + 1
+		case "year":
+			m = 1
+		}
+		return daysFromCivil(y, m, 1)
+	}
+	return days
+}
+
+func truncDays(in []int64, unit scalar, out []int64) {
+	if unit.kind == litDuration {
+		dd := unit.i / int64(24*time.Hour)
+		for i, d := range in {
+			out[i] = d - floorMod(d, max(dd, 1))
+		}
+		return
+	}
+	for i, d := range in {
+		out[i] = truncDay(d, unit.s)
+	}
+}
+
+// truncate rounds timestamps down on the wall clock of their zone.
+func (in *instants) truncate(unit scalar, out []int64) {
+	ups := in.ups
+	if unit.kind == litString && unit.s == "second" {
+		for i, v := range in.v {
+			out[i] = v - floorMod(v, ups)
+		}
+		return
+	}
+	if unit.kind == litDuration && unit.i%int64(time.Second) != 0 {
+		// Sub-second periods never cross a change of offset.
+		du := unit.i / int64(time.Second/time.Duration(ups))
+		for i, v := range in.v {
+			var off int64
+			if in.zone != nil {
+				off = in.zone.offset(floorDivInt(v, ups)) * ups
+			}
+			w := v + off
+			out[i] = w - floorMod(w, du) - off
+		}
+		return
+	}
+	for i, v := range in.v {
+		sec := floorDivInt(v, ups)
+		var off int64
+		if in.zone != nil {
+			off = in.zone.offset(sec)
+		}
+		wall := sec + off
+		var w2 int64
+		switch {
+		case unit.kind == litDuration:
+			ds := unit.i / int64(time.Second)
+			w2 = wall - floorMod(wall, ds)
+		case unit.s == "minute":
+			w2 = wall - floorMod(wall, 60)
+		case unit.s == "hour":
+			w2 = wall - floorMod(wall, 3600)
+		default: // day and longer
+			w2 = truncDay(floorDivInt(wall, 86400), unit.s) * 86400
+		}
+		if in.zone != nil {
+			w2 = in.zone.toUTC(w2, off)
+		}
+		out[i] = w2 * ups
+	}
+}
+
+// addMonthsDay adds n months to a day, clamping the day of the month.
+func addMonthsDay(days, n int64) int64 {
+	y, m, d := civilFromDays(days)
+	m += n - 1
+	y += floorDivInt(m, 12)
+	m = floorMod(m, 12) + 1
+	if last := daysInMonth(y, m); d > last {
+		d = last
+	}
+	return daysFromCivil(y, m, d)
+}
+
+func daysInMonth(y, m int64) int64 {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+func addMonthsDays(in []int64, n int64, out []int64) {
+	for i, d := range in {
+		out[i] = addMonthsDay(d, n)
+	}
+}
+
+// addMonths adds calendar months on the wall clock, keeping the time of day.
+func (in *instants) addMonths(n int64, out []int64) {
+	ups := in.ups
+	for i, v := range in.v {
+		sec := floorDivInt(v, ups)
+		sub := v - sec*ups
+		var off int64
+		if in.zone != nil {
+			off = in.zone.offset(sec)
+		}
+		wall := sec + off
+		days := floorDivInt(wall, 86400)
+		sod := wall - days*86400
+		w2 := addMonthsDay(days, n)*86400 + sod
+		if in.zone != nil {
+			w2 = in.zone.toUTC(w2, off)
+		}
+		out[i] = w2*ups + sub
+	}
+}

@@ -1,0 +1,122 @@
+package expr
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// ColumnNotFoundError reports an expression that refers to a column the
+// table does not have.
+type ColumnNotFoundError struct {
+	Name      string   // the missing column
+	Expr      string   // the expression that refers to it
+	Available []string // the table's columns
+	Suggest   string   // the closest existing name, or ""
+}
+
+func (e *ColumnNotFoundError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "column %q not found", e.Name)
+	if e.Expr != "" && e.Expr != "col("+strconv.Quote(e.Name)+")" {
+		fmt.Fprintf(&b, " (in %s)", e.Expr)
+	}
+	if e.Suggest != "" {
+		fmt.Fprintf(&b, "; did you mean %q?", e.Suggest)
+	}
+	if len(e.Available) == 0 {
+		b.WriteString("; the table has no columns")
+	} else {
+		b.WriteString("; columns are: ")
+		const maxList = 40
+		for i, c := range e.Available {
+			if i == maxList {
+				fmt.Fprintf(&b, ", ... (%d more)", len(e.Available)-maxList)
+				break
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(strconv.Quote(c))
+		}
+	}
+	return b.String()
+}
+
+// TypeError reports operands whose types an operation does not accept, such
+// as adding a string to a number.
+type TypeError struct {
+	Expr     string           // the expression, as String gives it
+	Msg      string           // what is wrong, such as "cannot add utf8 to float64"
+	Operands []string         // the operands involved
+	Types    []arrow.DataType // their types
+}
+
+func (e *TypeError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Msg)
+	b.WriteString(" in ")
+	b.WriteString(e.Expr)
+	var parts []string
+	for i, o := range e.Operands {
+		if i < len(e.Types) && e.Types[i] != nil {
+			parts = append(parts, o+" is "+typeName(e.Types[i]))
+		}
+	}
+	if len(parts) > 0 {
+		b.WriteString(" (")
+		b.WriteString(strings.Join(parts, ", "))
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// LiteralError reports a Go value Lit cannot turn into a constant.
+type LiteralError struct {
+	Value any
+}
+
+func (e *LiteralError) Error() string {
+	return fmt.Sprintf("unsupported literal %#v of type %T: use nil, bool, an integer or float, string, time.Time, time.Duration or expr.Date", e.Value, e.Value)
+}
+
+// closest is the name in names nearest to s by edit distance, if it is close
+// enough to be a likely typo.
+func closest(s string, names []string) string {
+	best, bestD := "", 1<<30
+	ls := strings.ToLower(s)
+	for _, n := range names {
+		d := editDistance(ls, strings.ToLower(n))
+		if d < bestD {
+			best, bestD = n, d
+		}
+	}
+	limit := max(1, len([]rune(s))/3)
+	if bestD <= limit {
+		return best
+	}
+	return ""
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

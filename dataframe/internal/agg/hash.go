@@ -1,0 +1,82 @@
+package agg
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unsafe"
+)
+
+// The hashes are fixed functions of the value (no per-process seed), so
+// that every process of a cluster sends equal keys to the same partition.
+// They follow wyhash: loads of up to 8 bytes, one 64x64->128 multiply to
+// mix.
+
+const (
+	hk0 = 0xa0761d6478bd642f
+	hk1 = 0xe7037ed1a0b428db
+	hk2 = 0x8ebc6af09c88c6e3
+	hk3 = 0x589965cc75374cc3
+)
+
+// mix folds the 128-bit product of a and b into 64 bits.
+func mix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// hashUint64 hashes a 64-bit value (integers, float bits, dates...).
+func hashUint64(v uint64) uint64 {
+	return mix(v^hk0, hk1)
+}
+
+// hashString hashes the bytes of s.
+func hashString(s string) uint64 {
+	n := len(s)
+	p := unsafe.StringData(s)
+	var a, b uint64
+	switch {
+	case n > 16:
+		return hashLong(s)
+	case n > 8:
+		a = load64(p, 0)
+		b = load64(p, n-8)
+	case n >= 4:
+		a = uint64(load32(p, 0))
+		b = uint64(load32(p, n-4))
+	case n > 0:
+		a = uint64(*p)<<16 | uint64(*add(p, n>>1))<<8 | uint64(*add(p, n-1))
+	}
+	return mix(a^hk1, b^hk2^uint64(n))
+}
+
+// hashLong hashes a string of more than 16 bytes.
+func hashLong(s string) uint64 {
+	seed := uint64(hk0)
+	n := len(s)
+	b := unsafe.Slice(unsafe.StringData(s), n)
+	i := 0
+	for ; n-i > 16; i += 16 {
+		seed = mix(binary.LittleEndian.Uint64(b[i:])^hk1, binary.LittleEndian.Uint64(b[i+8:])^seed)
+	}
+	a := binary.LittleEndian.Uint64(b[n-16:])
+	c := binary.LittleEndian.Uint64(b[n-8:])
+	return mix(a^hk1^uint64(n), c^seed^hk3)
+}
+
+func add(p *byte, i int) *byte { return (*byte)(unsafe.Add(unsafe.Pointer(p), i)) }
+
+func load64(p *byte, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(add(p, i), 8))
+}
+
+func load32(p *byte, i int) uint32 {
+	return binary.LittleEndian.Uint32(unsafe.Slice(add(p, i), 4))
+}
+
+// combineHash folds the hash of one more key into the hash of a tuple.
+func combineHash(h, k uint64) uint64 {
+	return mix(h^hk2, k^hk3)
+}
+
+// nullHash is the hash of a null key.
+const nullHash = 0x2d358dccaa6c78a5

@@ -1,0 +1,363 @@
+package agg
+
+import (
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// nunique keeps the distinct (group, value) pairs: exact counts across
+// partitions. The state is one list of distinct values per group.
+
+// nuniqueAcc handles fixed-width values, held as 64-bit keys (integers
+// widened, floats as floatKey, booleans as 0 and 1).
+type nuniqueAcc struct {
+	typ     arrow.DataType // value type
+	set     pairSet
+	ngroups int
+	scratch []uint8
+}
+
+type pairSet struct {
+	slots []pairSlot
+	mask  uint64
+	gids  []uint32 // entries in insertion order
+	vals  []uint64
+}
+
+type pairSlot struct {
+	val uint64
+	gid uint32
+	use uint32 // entry index + 1; 0 marks an empty slot
+}
+
+func (s *pairSet) add(g uint32, v uint64) {
+	if s.slots == nil {
+		s.slots = make([]pairSlot, minTableSize)
+		s.mask = minTableSize - 1
+	}
+	i := mix(v^hk0, uint64(g)^hk1) & s.mask
+	for {
+		sl := &s.slots[i]
+		if sl.use == 0 {
+			s.gids = append(s.gids, g)
+			s.vals = append(s.vals, v)
+			sl.val, sl.gid, sl.use = v, g, uint32(len(s.gids))
+			if 2*len(s.gids) > len(s.slots) {
+				s.grow()
+			}
+			return
+		}
+		if sl.val == v && sl.gid == g {
+			return
+		}
+		i = (i + 1) & s.mask
+	}
+}
+
+func (s *pairSet) grow() {
+	n := 2 * len(s.slots)
+	slots := make([]pairSlot, n)
+	mask := uint64(n - 1)
+	for _, sl := range s.slots {
+		if sl.use == 0 {
+			continue
+		}
+		i := mix(sl.val^hk0, uint64(sl.gid)^hk1) & mask
+		for slots[i].use != 0 {
+			i = (i + 1) & mask
+		}
+		slots[i] = sl
+	}
+	s.slots, s.mask = slots, mask
+}
+
+func (a *nuniqueAcc) grow(n int) { a.ngroups = max(a.ngroups, n) }
+
+func (a *nuniqueAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
+	bm, boff := validity(col)
+	boff += lo
+	switch col.DataType().ID() {
+	case arrow.INT8:
+		addInts(&a.set, fixedValues[int8](col)[lo:hi], bm, boff, gids)
+	case arrow.UINT8:
+		addInts(&a.set, fixedValues[uint8](col)[lo:hi], bm, boff, gids)
+	case arrow.INT16:
+		addInts(&a.set, fixedValues[int16](col)[lo:hi], bm, boff, gids)
+	case arrow.UINT16:
+		addInts(&a.set, fixedValues[uint16](col)[lo:hi], bm, boff, gids)
+	case arrow.INT32, arrow.DATE32, arrow.TIME32:
+		addInts(&a.set, fixedValues[int32](col)[lo:hi], bm, boff, gids)
+	case arrow.UINT32:
+		addInts(&a.set, fixedValues[uint32](col)[lo:hi], bm, boff, gids)
+	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
+		addInts(&a.set, fixedValues[int64](col)[lo:hi], bm, boff, gids)
+	case arrow.UINT64:
+		addInts(&a.set, fixedValues[uint64](col)[lo:hi], bm, boff, gids)
+	case arrow.FLOAT32:
+		addFloats(&a.set, fixedValues[float32](col)[lo:hi], bm, boff, gids)
+	case arrow.FLOAT64:
+		addFloats(&a.set, fixedValues[float64](col)[lo:hi], bm, boff, gids)
+	case arrow.BOOL:
+		addInts(&a.set, load[uint8](col, lo, hi, &a.scratch), bm, boff, gids)
+	}
+}
+
+func addInts[T integer](s *pairSet, vals []T, bm []byte, boff int, gids []uint32) {
+	for j, v := range vals {
+		if bm != nil && !bitSet(bm, boff+j) {
+			continue
+		}
+		var g uint32
+		if gids != nil {
+			g = gids[j]
+		}
+		s.add(g, uint64(int64(v)))
+	}
+}
+
+func addFloats[T float](s *pairSet, vals []T, bm []byte, boff int, gids []uint32) {
+	for j, v := range vals {
+		if bm != nil && !bitSet(bm, boff+j) {
+			continue
+		}
+		var g uint32
+		if gids != nil {
+			g = gids[j]
+		}
+		s.add(g, floatKey(float64(v)))
+	}
+}
+
+// merge adds the values of each state row's list to the row's group.
+func (a *nuniqueAcc) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
+	list := cols[0].(*array.List)
+	offs := listOffsets(list)
+	child := list.ListValues()
+	rowGids := expandListGids(offs, lo, hi, gids)
+	a.update(child, int(offs[lo]), int(offs[hi]), rowGids)
+}
+
+// listOffsets returns the offsets of a list array, its offset applied.
+func listOffsets(list *array.List) []int32 {
+	d := list.Data()
+	return bufferAs[int32](d.Buffers()[1], d.Offset(), d.Len()+1)
+}
+
+// expandListGids gives each value of lists [lo, hi) the group of its row.
+func expandListGids(offs []int32, lo, hi int, gids []uint32) []uint32 {
+	out := make([]uint32, offs[hi]-offs[lo])
+	base := offs[lo]
+	for r := lo; r < hi; r++ {
+		var g uint32
+		if gids != nil {
+			g = gids[r-lo]
+		}
+		for k := offs[r]; k < offs[r+1]; k++ {
+			out[k-base] = g
+		}
+	}
+	return out
+}
+
+// listLayout sorts the entries (given by their groups) into one list per
+// group of order: it returns the list offsets and, for each list position,
+// the entry it holds.
+func listLayout(entryGids []uint32, ngroups int, order []uint32) (offs []int32, entries []uint32) {
+	counts := make([]int32, ngroups+1)
+	for _, g := range entryGids {
+		counts[g]++
+	}
+	n := ngroups
+	if order != nil {
+		n = len(order)
+	}
+	offs = make([]int32, n+1)
+	start := make([]int32, ngroups) // where group g's values start; -1 if not output
+	for i := range start {
+		start[i] = -1
+	}
+	pos := int32(0)
+	for r := range n {
+		g := uint32(r)
+		if order != nil {
+			g = order[r]
+		}
+		offs[r] = pos
+		start[g] = pos
+		pos += counts[g]
+	}
+	offs[n] = pos
+	entries = make([]uint32, pos)
+	for e, g := range entryGids {
+		if p := start[g]; p >= 0 {
+			entries[p] = uint32(e)
+			start[g]++
+		}
+	}
+	return offs, entries
+}
+
+func (a *nuniqueAcc) state(mem memory.Allocator, order []uint32) []arrow.Array {
+	offs, entries := listLayout(a.set.gids, a.ngroups, order)
+	vals := a.set.vals
+	var child arrow.Array
+	switch a.typ.ID() {
+	case arrow.INT8:
+		child = listChild[int8](mem, a.typ, vals, entries)
+	case arrow.UINT8:
+		child = listChild[uint8](mem, a.typ, vals, entries)
+	case arrow.INT16:
+		child = listChild[int16](mem, a.typ, vals, entries)
+	case arrow.UINT16:
+		child = listChild[uint16](mem, a.typ, vals, entries)
+	case arrow.INT32, arrow.DATE32, arrow.TIME32:
+		child = listChild[int32](mem, a.typ, vals, entries)
+	case arrow.UINT32:
+		child = listChild[uint32](mem, a.typ, vals, entries)
+	case arrow.FLOAT32:
+		f := make([]float32, len(entries))
+		for i, e := range entries {
+			f[i] = float32(math.Float64frombits(vals[e]))
+		}
+		child = fixedArray(mem, a.typ, f, nil, nil)
+	case arrow.FLOAT64:
+		f := make([]float64, len(entries))
+		for i, e := range entries {
+			f[i] = math.Float64frombits(vals[e])
+		}
+		child = fixedArray(mem, a.typ, f, nil, nil)
+	case arrow.BOOL:
+		b := make([]uint8, len(entries))
+		for i, e := range entries {
+			b[i] = uint8(vals[e])
+		}
+		child = boolArray(mem, b, nil, nil)
+	default: // 64-bit integers and temporal types
+		child = listChild[uint64](mem, a.typ, vals, entries)
+	}
+	return []arrow.Array{listArray(mem, a.typ, offs, child)}
+}
+
+func listChild[T integer](mem memory.Allocator, typ arrow.DataType, vals []uint64, entries []uint32) arrow.Array {
+	buf, out := newBuffer[T](mem, len(entries))
+	for i, e := range entries {
+		out[i] = T(vals[e])
+	}
+	return makeArray(typ, len(entries), []*memory.Buffer{nil, buf}, 0)
+}
+
+// listArray builds a list<elem> array from offsets and its values; it takes
+// over child.
+func listArray(mem memory.Allocator, elem arrow.DataType, offs []int32, child arrow.Array) arrow.Array {
+	defer child.Release()
+	n := len(offs) - 1
+	obuf, o := newBuffer[int32](mem, len(offs))
+	copy(o, offs)
+	data := array.NewData(arrow.ListOf(elem), n, []*memory.Buffer{nil, obuf}, []arrow.ArrayData{child.Data()}, 0, 0)
+	obuf.Release()
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
+// nuniqueStrAcc handles strings and dictionaries of strings; the values
+// point into the input's buffers until the state is built.
+type nuniqueStrAcc struct {
+	typ     arrow.DataType // value type (a string type)
+	ngroups int
+	slots   []uint64 // tag<<32 | entry+1
+	mask    uint64
+	gids    []uint32
+	vals    []string
+	hashes  []uint64
+	strs    []string
+	valid   []bool
+}
+
+func (a *nuniqueStrAcc) grow(n int) { a.ngroups = max(a.ngroups, n) }
+
+func (a *nuniqueStrAcc) add(g uint32, s string) {
+	if a.slots == nil {
+		a.slots = make([]uint64, minTableSize)
+		a.mask = minTableSize - 1
+	}
+	h := combineHash(hashString(s), uint64(g))
+	tag := h >> 32
+	i := h & a.mask
+	for {
+		e := a.slots[i]
+		if e == 0 {
+			a.gids = append(a.gids, g)
+			a.vals = append(a.vals, s)
+			a.hashes = append(a.hashes, h)
+			a.slots[i] = tag<<32 | uint64(len(a.gids))
+			if 2*len(a.gids) > len(a.slots) {
+				a.growSlots()
+			}
+			return
+		}
+		if e>>32 == tag {
+			k := uint32(e) - 1
+			if a.gids[k] == g && a.vals[k] == s {
+				return
+			}
+		}
+		i = (i + 1) & a.mask
+	}
+}
+
+func (a *nuniqueStrAcc) growSlots() {
+	n := 2 * len(a.slots)
+	slots := make([]uint64, n)
+	mask := uint64(n - 1)
+	for _, e := range a.slots {
+		if e == 0 {
+			continue
+		}
+		i := a.hashes[uint32(e)-1] & mask
+		for slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		slots[i] = e
+	}
+	a.slots, a.mask = slots, mask
+}
+
+func (a *nuniqueStrAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
+	n := hi - lo
+	if cap(a.strs) < n {
+		a.strs = make([]string, n)
+		a.valid = make([]bool, n)
+	}
+	strs, valid := a.strs[:n], a.valid[:n]
+	allValid := stringsValid(col, lo, hi, strs, valid)
+	for j, s := range strs {
+		if !allValid && !valid[j] {
+			continue
+		}
+		var g uint32
+		if gids != nil {
+			g = gids[j]
+		}
+		a.add(g, s)
+	}
+}
+
+func (a *nuniqueStrAcc) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
+	list := cols[0].(*array.List)
+	offs := listOffsets(list)
+	rowGids := expandListGids(offs, lo, hi, gids)
+	a.update(list.ListValues(), int(offs[lo]), int(offs[hi]), rowGids)
+}
+
+func (a *nuniqueStrAcc) state(mem memory.Allocator, order []uint32) []arrow.Array {
+	offs, entries := listLayout(a.gids, a.ngroups, order)
+	vals := make([]string, len(entries))
+	for i, e := range entries {
+		vals[i] = a.vals[e]
+	}
+	child := stringArray(mem, a.typ, vals, nil, nil)
+	return []arrow.Array{listArray(mem, a.typ, offs, child)}
+}

@@ -1,0 +1,183 @@
+package agg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// HashPartition splits the rows of rec into n record batches by the hash of
+// their keys: rows with equal keys always land in the same part, whatever
+// batch or process they come from, because the hash is a fixed function of
+// the key values (a string hashes the same as utf8, large_utf8 or in a
+// dictionary; integers hash by value whatever their width). Rows keep their
+// order within a part. Every part has rec's schema; some may be empty.
+func HashPartition(ctx context.Context, rec arrow.RecordBatch, keys []string, n int, mem memory.Allocator) ([]arrow.RecordBatch, error) {
+	if rec == nil {
+		return nil, errors.New("agg: HashPartition given a nil record batch")
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("agg: HashPartition into %d parts, want at least 1", n)
+	}
+	if len(keys) == 0 {
+		return nil, errors.New("agg: HashPartition needs at least one key column")
+	}
+	p, err := newPlan(rec.Schema(), keys, nil)
+	if err != nil {
+		return nil, err
+	}
+	if n == 1 {
+		rec.Retain()
+		return []arrow.RecordBatch{rec}, nil
+	}
+	rows := int(rec.NumRows())
+	keyCols, _ := p.keyColumns(rec)
+	hashes := make([]uint64, rows)
+	for lo := 0; lo < rows; lo += chunkRows {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(lo+chunkRows, rows)
+		for i, c := range keyCols {
+			hashColumn(c, lo, hi, hashes[lo:hi], i > 0)
+		}
+	}
+	// Counting sort of the rows by part.
+	parts := make([]uint32, rows)
+	counts := make([]int, n+1)
+	for i, h := range hashes {
+		q := uint32((mix(h^hk3, hk2) >> 32) * uint64(n) >> 32)
+		parts[i] = q
+		counts[q+1]++
+	}
+	for q := 1; q <= n; q++ {
+		counts[q] += counts[q-1]
+	}
+	order := make([]uint32, rows)
+	next := make([]int, n)
+	copy(next, counts[:n])
+	for i, q := range parts {
+		order[next[q]] = uint32(i)
+		next[q]++
+	}
+	out := make([]arrow.RecordBatch, 0, n)
+	fail := func(err error) ([]arrow.RecordBatch, error) {
+		for _, r := range out {
+			r.Release()
+		}
+		return nil, err
+	}
+	for q := range n {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		idx := order[counts[q]:counts[q+1]:counts[q+1]]
+		cols := make([]arrow.Array, 0, rec.NumCols())
+		for _, c := range rec.Columns() {
+			t, err := take(ctx, mem, c, idx)
+			if err != nil {
+				releaseAll(cols)
+				return fail(fmt.Errorf("agg: HashPartition: column of type %s: %w", c.DataType(), err))
+			}
+			cols = append(cols, t)
+		}
+		out = append(out, array.NewRecordBatch(rec.Schema(), cols, int64(len(idx))))
+		releaseAll(cols)
+	}
+	return out, nil
+}
+
+// hashColumn writes (combine false) or folds (combine true) the hash of
+// each row of col[lo:hi] into hs.
+func hashColumn(col arrow.Array, lo, hi int, hs []uint64, combine bool) {
+	bm, boff := validity(col)
+	boff += lo
+	switch col.DataType().ID() {
+	case arrow.INT8:
+		hashInts(fixedValues[int8](col)[lo:hi], bm, boff, hs, combine)
+	case arrow.UINT8:
+		hashInts(fixedValues[uint8](col)[lo:hi], bm, boff, hs, combine)
+	case arrow.INT16:
+		hashInts(fixedValues[int16](col)[lo:hi], bm, boff, hs, combine)
+	case arrow.UINT16:
+		hashInts(fixedValues[uint16](col)[lo:hi], bm, boff, hs, combine)
+	case arrow.INT32, arrow.DATE32, arrow.TIME32:
+		hashInts(fixedValues[int32](col)[lo:hi], bm, boff, hs, combine)
+	case arrow.UINT32:
+		hashInts(fixedValues[uint32](col)[lo:hi], bm, boff, hs, combine)
+	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
+		hashInts(fixedValues[int64](col)[lo:hi], bm, boff, hs, combine)
+	case arrow.UINT64:
+		hashInts(fixedValues[uint64](col)[lo:hi], bm, boff, hs, combine)
+	case arrow.FLOAT32:
+		hashFloats(fixedValues[float32](col)[lo:hi], bm, boff, hs, combine)
+	case arrow.FLOAT64:
+		hashFloats(fixedValues[float64](col)[lo:hi], bm, boff, hs, combine)
+	case arrow.BOOL:
+		b := make([]uint8, hi-lo)
+		boolsOf(col, lo, hi, b)
+		hashInts(b, bm, boff, hs, combine)
+	case arrow.DICTIONARY:
+		d := col.(*array.Dictionary)
+		dict := d.Dictionary()
+		entries := make([]uint64, dict.Len())
+		strs := make([]string, dict.Len())
+		valid := make([]bool, dict.Len())
+		all := stringsValid(dict, 0, dict.Len(), strs, valid)
+		for i, s := range strs {
+			if all || valid[i] {
+				entries[i] = hashString(s)
+			} else {
+				entries[i] = nullHash
+			}
+		}
+		forIndices(d.Indices(), lo, hi, func(j, k int) {
+			h := uint64(nullHash)
+			if bm == nil || bitSet(bm, boff+j) {
+				h = entries[k]
+			}
+			put(hs, j, h, combine)
+		})
+	default: // strings
+		v := newStringView(col)
+		for j := range hs {
+			h := uint64(nullHash)
+			if bm == nil || bitSet(bm, boff+j) {
+				h = hashString(v.str(lo + j))
+			}
+			put(hs, j, h, combine)
+		}
+	}
+}
+
+func put(hs []uint64, j int, h uint64, combine bool) {
+	if combine {
+		hs[j] = combineHash(hs[j], h)
+	} else {
+		hs[j] = h
+	}
+}
+
+func hashInts[T integer](vals []T, bm []byte, boff int, hs []uint64, combine bool) {
+	for j, v := range vals {
+		h := uint64(nullHash)
+		if bm == nil || bitSet(bm, boff+j) {
+			h = hashUint64(uint64(int64(v)))
+		}
+		put(hs, j, h, combine)
+	}
+}
+
+func hashFloats[T float](vals []T, bm []byte, boff int, hs []uint64, combine bool) {
+	for j, v := range vals {
+		h := uint64(nullHash)
+		if bm == nil || bitSet(bm, boff+j) {
+			h = hashUint64(floatKey(float64(v)))
+		}
+		put(hs, j, h, combine)
+	}
+}

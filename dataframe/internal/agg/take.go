@@ -1,0 +1,205 @@
+package agg
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// take returns the rows of arr in order (arr itself, retained, when order
+// is nil).
+func take(ctx context.Context, mem memory.Allocator, arr arrow.Array, order []uint32) (arrow.Array, error) {
+	if order == nil {
+		arr.Retain()
+		return arr, nil
+	}
+	bm, boff := validity(arr)
+	var valid []bool
+	if bm != nil {
+		valid = make([]bool, len(order))
+		for j, r := range order {
+			valid[j] = bitSet(bm, boff+int(r))
+		}
+	}
+	t := arr.DataType()
+	switch t.ID() {
+	case arrow.INT8, arrow.UINT8:
+		return takeFixed[uint8](mem, arr, valid, order), nil
+	case arrow.INT16, arrow.UINT16:
+		return takeFixed[uint16](mem, arr, valid, order), nil
+	case arrow.INT32, arrow.UINT32, arrow.FLOAT32, arrow.DATE32, arrow.TIME32:
+		return takeFixed[uint32](mem, arr, valid, order), nil
+	case arrow.INT64, arrow.UINT64, arrow.FLOAT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
+		return takeFixed[uint64](mem, arr, valid, order), nil
+	case arrow.BOOL:
+		b := make([]uint8, len(order))
+		boolsOfRows(arr, order, b)
+		return boolArray(mem, b, valid, nil), nil
+	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
+		v := newStringView(arr)
+		strs := make([]string, len(order))
+		for j, r := range order {
+			if valid == nil || valid[j] {
+				strs[j] = v.str(int(r))
+			}
+		}
+		return stringArray(mem, t, strs, valid, nil), nil
+	case arrow.DICTIONARY:
+		d := arr.(*array.Dictionary)
+		idx, err := take(ctx, mem, d.Indices(), order)
+		if err != nil {
+			return nil, err
+		}
+		defer idx.Release()
+		data := array.NewDataWithDictionary(t, len(order), idx.Data().Buffers(), idx.NullN(), 0, d.Data().Dictionary().(*array.Data))
+		defer data.Release()
+		return array.MakeFromData(data), nil
+	}
+	// Other types (only HashPartition meets them): Arrow's take kernel.
+	ib, iv := newBuffer[uint32](mem, len(order))
+	copy(iv, order)
+	indices := makeArray(arrow.PrimitiveTypes.Uint32, len(order), []*memory.Buffer{nil, ib}, 0)
+	defer indices.Release()
+	return compute.TakeArray(compute.WithAllocator(ctx, mem), arr, indices)
+}
+
+func takeFixed[T any](mem memory.Allocator, arr arrow.Array, valid []bool, order []uint32) arrow.Array {
+	vals := fixedValues[T](arr)
+	buf, out := newBuffer[T](mem, len(order))
+	for j, r := range order {
+		out[j] = vals[r]
+	}
+	vbuf, nulls := validityFrom(mem, valid)
+	return makeArray(arr.DataType(), len(order), []*memory.Buffer{vbuf, buf}, nulls)
+}
+
+func boolsOfRows(arr arrow.Array, rows []uint32, out []uint8) {
+	d := arr.Data()
+	bm := d.Buffers()[1].Bytes()
+	off := d.Offset()
+	for j, r := range rows {
+		i := off + int(r)
+		out[j] = (bm[i>>3] >> (i & 7)) & 1
+	}
+}
+
+// sortRows sorts rows by the key columns, ascending, nulls last; NaN comes
+// after every number and before null.
+func sortRows(keyCols []arrow.Array, rows []uint32) {
+	cmps := make([]func(a, b uint32) int, len(keyCols))
+	for i, c := range keyCols {
+		cmps[i] = comparator(c)
+	}
+	if len(cmps) == 1 {
+		slices.SortFunc(rows, cmps[0])
+		return
+	}
+	slices.SortFunc(rows, func(a, b uint32) int {
+		for _, c := range cmps {
+			if r := c(a, b); r != 0 {
+				return r
+			}
+		}
+		return cmp.Compare(a, b)
+	})
+}
+
+// comparator returns a function comparing rows a and b of col.
+func comparator(col arrow.Array) func(a, b uint32) int {
+	bm, boff := validity(col)
+	var dictEntries []string
+	var dictValid []bool
+	var dictIdx []int
+	if d, ok := col.(*array.Dictionary); ok {
+		dict := d.Dictionary()
+		dictEntries = make([]string, dict.Len())
+		dictValid = make([]bool, dict.Len())
+		stringsValid(dict, 0, dict.Len(), dictEntries, dictValid)
+		if dict.NullN() == 0 {
+			for i := range dictValid {
+				dictValid[i] = true
+			}
+		}
+		dictIdx = make([]int, d.Len())
+		for i := range dictIdx {
+			if d.IsValid(i) {
+				dictIdx[i] = d.GetValueIndex(i)
+			}
+		}
+	}
+	isNull := func(r uint32) bool {
+		if bm != nil && !bitSet(bm, boff+int(r)) {
+			return true
+		}
+		return dictIdx != nil && !dictValid[dictIdx[r]]
+	}
+	var vcmp func(a, b uint32) int
+	switch col.DataType().ID() {
+	case arrow.INT8:
+		vcmp = valueCmp(fixedValues[int8](col))
+	case arrow.UINT8:
+		vcmp = valueCmp(fixedValues[uint8](col))
+	case arrow.INT16:
+		vcmp = valueCmp(fixedValues[int16](col))
+	case arrow.UINT16:
+		vcmp = valueCmp(fixedValues[uint16](col))
+	case arrow.INT32, arrow.DATE32, arrow.TIME32:
+		vcmp = valueCmp(fixedValues[int32](col))
+	case arrow.UINT32:
+		vcmp = valueCmp(fixedValues[uint32](col))
+	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
+		vcmp = valueCmp(fixedValues[int64](col))
+	case arrow.UINT64:
+		vcmp = valueCmp(fixedValues[uint64](col))
+	case arrow.FLOAT32:
+		vcmp = nanLast(fixedValues[float32](col), valueCmp(fixedValues[float32](col)))
+	case arrow.FLOAT64:
+		vcmp = nanLast(fixedValues[float64](col), valueCmp(fixedValues[float64](col)))
+	case arrow.BOOL:
+		b := make([]uint8, col.Len())
+		boolsOf(col, 0, col.Len(), b)
+		vcmp = valueCmp(b)
+	case arrow.DICTIONARY:
+		vcmp = func(a, b uint32) int { return cmp.Compare(dictEntries[dictIdx[a]], dictEntries[dictIdx[b]]) }
+	default:
+		v := newStringView(col)
+		vcmp = func(a, b uint32) int { return cmp.Compare(v.str(int(a)), v.str(int(b))) }
+	}
+	return func(a, b uint32) int {
+		na, nb := isNull(a), isNull(b)
+		switch {
+		case na && nb:
+			return 0
+		case na:
+			return 1
+		case nb:
+			return -1
+		}
+		return vcmp(a, b)
+	}
+}
+
+func valueCmp[T cmp.Ordered](vals []T) func(a, b uint32) int {
+	return func(a, b uint32) int { return cmp.Compare(vals[a], vals[b]) }
+}
+
+func nanLast[T float](vals []T, c func(a, b uint32) int) func(a, b uint32) int {
+	return func(a, b uint32) int {
+		x, y := vals[a], vals[b]
+		xn, yn := x != x, y != y
+		switch {
+		case xn && yn:
+			return 0
+		case xn:
+			return 1
+		case yn:
+			return -1
+		}
+		return c(a, b)
+	}
+}
