@@ -105,6 +105,8 @@ func (df DataFrame) aggregate(op string, keys []string, aggs []Agg, opts agg.Opt
 		agg: &aggPlan{keys: keys, specs: specs, opts: opts, splitOut: splitOut, every: 8}})
 }
 
+func aggOptions() agg.Options { return agg.Options{} }
+
 // Agg reduces the whole frame to one row: df.Agg(Sum("v1"), Mean("v3")).
 func (df DataFrame) Agg(aggs ...Agg) DataFrame {
 	return df.aggregate("Agg", nil, aggs, agg.Options{}, 0)

@@ -372,3 +372,12 @@ func TestGraphCrossesProcessBoundary(t *testing.T) {
 	defer got.Release()
 	dftest.AssertEqual(t, got, want)
 }
+
+func TestDescribe(t *testing.T) {
+	got := compute(t, people(t).Describe())
+	dftest.AssertEqual(t, got, dftest.Table(t,
+		dftest.Strings("statistic", "count", "null_count", "mean", "std", "min", "max"),
+		dftest.Float64s("age", 6.0, 1.0, 36.0, 10.770329614269007, 22.0, 51.0),
+		dftest.Float64s("score", 6.0, 1.0, 40.25/6, 1.8736105963264265, 4.0, 9.0),
+	), dftest.Tolerance(1e-12, 0))
+}

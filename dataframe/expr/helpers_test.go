@@ -253,3 +253,7 @@ func evalOne(t *testing.T, rec arrow.RecordBatch, e Expr) ([]any, arrow.DataType
 }
 
 func vals(v ...any) []any { return v }
+
+func newRecordBuilder(s *arrow.Schema) *array.RecordBuilder {
+	return array.NewRecordBuilder(testMem, s)
+}
