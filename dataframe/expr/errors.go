@@ -21,7 +21,7 @@ func (e *ColumnNotFoundError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "column %q not found", e.Name)
 	if e.Expr != "" && e.Expr != "col("+strconv.Quote(e.Name)+")" {
-		fmt.Fprintf(&b, " (in %s)", e.Expr)
+		fmt.Fprintf(&b, " in %s", e.Expr)
 	}
 	if e.Suggest != "" {
 		fmt.Fprintf(&b, "; did you mean %q?", e.Suggest)

@@ -59,7 +59,7 @@ func (ev *Evaluator) Eval(ctx context.Context, e Expr) (arrow.Array, error) {
 	}
 	t, err := ev.tc.typeOf(e.n)
 	if err != nil {
-		return nil, err
+		return nil, inExpr(err, e)
 	}
 	d, err := ev.eval(ctx, e.n)
 	if err != nil {

@@ -506,25 +506,29 @@ func (n *node) render() string {
 		}
 		return n.args[i].String()
 	}
-	// recv renders argument i as a receiver of a method call or prefix op.
-	recv := func(i int) string {
+	// operand renders argument i in parentheses when it is an infix
+	// operation or, if prefix is set, starts with a sign.
+	operand := func(i int, prefix bool) string {
 		if i >= len(n.args) || n.args[i].n == nil {
 			return "<missing>"
 		}
 		a := n.args[i].n
-		if _, ok := infix[a.op]; ok || a.op == opNeg || a.op == opNot {
+		if _, ok := infix[a.op]; ok {
 			return "(" + a.text + ")"
 		}
-		if a.op == opLit && strings.HasPrefix(a.text, "-") {
+		if prefix && (a.op == opNeg || a.op == opNot || a.op == opLit && strings.HasPrefix(a.text, "-")) {
 			return "(" + a.text + ")"
 		}
 		return a.text
 	}
+	// recv renders argument i as a receiver of a method call or prefix op.
+	recv := func(i int) string { return operand(i, true) }
 	switch {
 	case n.op == opCol || n.op == opLit:
 		return n.text
 	case infix[n.op] != "":
-		return recv(0) + " " + infix[n.op] + " " + recv(1)
+		// -x ** 2 would read as -(x ** 2): keep signs in parentheses there.
+		return operand(0, n.op == opPow) + " " + infix[n.op] + " " + operand(1, n.op == opPow)
 	case n.op == opNeg:
 		return "-" + recv(0)
 	case n.op == opNot:

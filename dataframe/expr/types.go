@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -18,7 +19,19 @@ func (e Expr) Type(schema *arrow.Schema) (arrow.DataType, error) {
 		return nil, err
 	}
 	tc := typeChecker{schema: schema}
-	return tc.typeOf(e.n)
+	t, err := tc.typeOf(e.n)
+	return t, inExpr(err, e)
+}
+
+// inExpr names the whole expression in a missing-column error.
+func inExpr(err error, e Expr) error {
+	var cnf *ColumnNotFoundError
+	if errors.As(err, &cnf) && cnf.Expr != e.String() {
+		c := *cnf
+		c.Expr = e.String()
+		return &c
+	}
+	return err
 }
 
 type typeChecker struct {
