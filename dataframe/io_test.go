@@ -145,18 +145,24 @@ func TestIPCAndCSVRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	e := newExec(t)
 	p := people(t)
-	for _, format := range []string{"ipc", "csv"} {
+	for _, format := range []string{"ipc", "csv", "json"} {
 		t.Run(format, func(t *testing.T) {
 			dir := t.TempDir()
 			var paths []string
 			var err error
 			var back df.DataFrame
-			if format == "ipc" {
+			switch format {
+			case "ipc":
 				paths, err = p.WriteIPC(ctx, e, dir)
 				if err == nil {
 					back, err = df.ReadIPC(ctx, filepath.Join(dir, "*.arrow"))
 				}
-			} else {
+			case "json":
+				paths, err = p.WriteJSON(ctx, e, dir)
+				if err == nil {
+					back, err = df.ReadJSON(ctx, filepath.Join(dir, "*.jsonl"))
+				}
+			default:
 				paths, err = p.WriteCSV(ctx, e, dir)
 				if err == nil {
 					back, err = df.ReadCSV(ctx, filepath.Join(dir, "*.csv"))

@@ -70,9 +70,7 @@ func (r *ipcReader) prepare(columns []string, filter expr.Expr, hasFilter bool) 
 }
 
 func (r *ipcReader) partParams(i int) ([]byte, error) {
-	one := *r.plan
-	one.Parts = r.plan.Parts[i : i+1]
-	return json.Marshal(&one)
+	return json.Marshal(r.plan.Slice(i, i+1))
 }
 
 func readIPCPart(ctx context.Context, env *graph.Env, params []byte, columns []string, filter *expr.Expr,

@@ -15,7 +15,7 @@
 // got beside want:
 //
 //	column "n": got int32, want int64
-//	1 of 3 rows differ:
+//	1 of 3 rows differs:
 //	  row  column     got   want
 //	  1    mean_temp  19.4  19.5
 //

@@ -31,7 +31,9 @@ func (ev *Evaluator) arith(_ context.Context, op string, a, b datum, outT arrow.
 	switch outT.ID() {
 	case arrow.FLOAT64:
 		buf, out := allocValues[float64](ev.mem, n)
-		arithFloat(op, mkvec(asFloat64s(a.arr), a.bcast), mkvec(asFloat64s(b.arr), b.bcast), out)
+		if !fusedFloat64(op, a, b, out) {
+			arithFloat(op, mkvec(asFloat64s(a.arr), a.bcast), mkvec(asFloat64s(b.arr), b.bcast), out)
+		}
 		return datum{arr: newArray(outT, n, valid, buf, nulls), bcast: bc}, nil
 	case arrow.FLOAT32:
 		buf, out := allocValues[float32](ev.mem, n)
@@ -338,6 +340,102 @@ func negAbs[T signed](op string, in, out []T) {
 	for i, v := range out {
 		if v == zero {
 			out[i] = zero
+		}
+	}
+}
+
+// fusedFloat64 computes +, -, * and / of int64 and float64 operands into
+// float64 without converting a whole operand first. It reports false for
+// the cases it does not cover.
+func fusedFloat64(op string, a, b datum, out []float64) bool {
+	switch op {
+	case opAdd, opSub, opMul, opDiv:
+	default:
+		return false
+	}
+	at, bt := a.typ().ID(), b.typ().ID()
+	switch {
+	case at == arrow.INT64 && bt == arrow.FLOAT64:
+		mixedFloat64(op, mkvec(values[int64](a.arr), a.bcast), mkvec(values[float64](b.arr), b.bcast), out)
+	case at == arrow.FLOAT64 && bt == arrow.INT64:
+		mixedFloat64(op, mkvec(values[float64](a.arr), a.bcast), mkvec(values[int64](b.arr), b.bcast), out)
+	case at == arrow.INT64 && bt == arrow.INT64:
+		mixedFloat64(op, mkvec(values[int64](a.arr), a.bcast), mkvec(values[int64](b.arr), b.bcast), out)
+	case at == arrow.INT32 && bt == arrow.FLOAT64:
+		mixedFloat64(op, mkvec(values[int32](a.arr), a.bcast), mkvec(values[float64](b.arr), b.bcast), out)
+	case at == arrow.FLOAT64 && bt == arrow.INT32:
+		mixedFloat64(op, mkvec(values[float64](a.arr), a.bcast), mkvec(values[int32](b.arr), b.bcast), out)
+	default:
+		return false
+	}
+	return true
+}
+
+func mixedFloat64[A, B fixed](op string, a vec[A], b vec[B], out []float64) {
+	if a.bc && b.bc {
+		a, b = vec[A]{v: []A{a.s}}, vec[B]{v: []B{b.s}}
+	}
+	n := len(out)
+	switch {
+	case a.bc:
+		x, y := float64(a.s), b.v[:n]
+		switch op {
+		case opAdd:
+			for i := range out {
+				out[i] = x + float64(y[i])
+			}
+		case opSub:
+			for i := range out {
+				out[i] = x - float64(y[i])
+			}
+		case opMul:
+			for i := range out {
+				out[i] = x * float64(y[i])
+			}
+		case opDiv:
+			for i := range out {
+				out[i] = x / float64(y[i])
+			}
+		}
+	case b.bc:
+		x, y := a.v[:n], float64(b.s)
+		switch op {
+		case opAdd:
+			for i := range out {
+				out[i] = float64(x[i]) + y
+			}
+		case opSub:
+			for i := range out {
+				out[i] = float64(x[i]) - y
+			}
+		case opMul:
+			for i := range out {
+				out[i] = float64(x[i]) * y
+			}
+		case opDiv:
+			for i := range out {
+				out[i] = float64(x[i]) / y
+			}
+		}
+	default:
+		x, y := a.v[:n], b.v[:n]
+		switch op {
+		case opAdd:
+			for i := range out {
+				out[i] = float64(x[i]) + float64(y[i])
+			}
+		case opSub:
+			for i := range out {
+				out[i] = float64(x[i]) - float64(y[i])
+			}
+		case opMul:
+			for i := range out {
+				out[i] = float64(x[i]) * float64(y[i])
+			}
+		case opDiv:
+			for i := range out {
+				out[i] = float64(x[i]) / float64(y[i])
+			}
 		}
 	}
 }

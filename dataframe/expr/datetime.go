@@ -75,30 +75,7 @@ func (ev *Evaluator) dt(_ context.Context, n *node, a datum, outT arrow.DataType
 		return datum{arr: newArray(outT, rows, valid, buf, nulls), bcast: a.bcast}, nil
 	}
 	buf, out := allocValues[int32](ev.mem, rows)
-	switch n.op {
-	case opDtHour, opDtMinute, opDtSecond:
-		if in.date {
-			clear(out)
-			break
-		}
-		sod := in.secondsOfDay()
-		switch n.op {
-		case opDtHour:
-			for i, s := range sod {
-				out[i] = int32(s / 3600)
-			}
-		case opDtMinute:
-			for i, s := range sod {
-				out[i] = int32(s / 60 % 60)
-			}
-		default:
-			for i, s := range sod {
-				out[i] = int32(s % 60)
-			}
-		}
-	default:
-		partsFromDays(n.op, in.days(), out)
-	}
+	in.parts(n.op, out)
 	return datum{arr: newArray(outT, rows, valid, buf, nulls), bcast: a.bcast}, nil
 }
 
@@ -111,27 +88,68 @@ func minMax(v []int64) (int64, int64) {
 	return mn, mx
 }
 
-// days gives the local calendar day of every value, as days since 1970-01-01.
-func (in *instants) days() []int64 {
-	if in.date {
-		return in.v
+// partsBlock is the number of rows date parts are computed for at a time,
+// through a scratch buffer that stays in the processor's cache.
+const partsBlock = 2048
+
+// parts computes a date or time part of every value into out.
+func (in *instants) parts(op string, out []int32) {
+	n := len(in.v)
+	scratch := make([]int64, min(n, partsBlock))
+	var tab dayTable
+	for lo := 0; lo < n; lo += partsBlock {
+		hi := min(lo+partsBlock, n)
+		o := out[lo:hi]
+		switch op {
+		case opDtHour, opDtMinute, opDtSecond:
+			if in.date {
+				clear(o)
+				continue
+			}
+			sod := in.secondsOfDay(lo, hi, scratch)
+			switch op {
+			case opDtHour:
+				for i, s := range sod {
+					o[i] = int32(s / 3600)
+				}
+			case opDtMinute:
+				for i, s := range sod {
+					o[i] = int32(s / 60 % 60)
+				}
+			default:
+				for i, s := range sod {
+					o[i] = int32(s % 60)
+				}
+			}
+		default:
+			days := in.days(lo, hi, scratch)
+			tab.parts(op, days, o)
+		}
 	}
-	out := make([]int64, len(in.v))
+}
+
+// days gives the local calendar day of rows lo to hi, as days since
+// 1970-01-01, in scratch (or the values themselves for dates).
+func (in *instants) days(lo, hi int, scratch []int64) []int64 {
+	if in.date {
+		return in.v[lo:hi]
+	}
+	out := scratch[:hi-lo]
 	if in.zone == nil {
-		floorDivAll(in.v, in.ups*86400, out)
+		floorDivAll(in.v[lo:hi], in.ups*86400, out)
 		return out
 	}
-	floorDivAll(in.v, in.ups, out)
+	floorDivAll(in.v[lo:hi], in.ups, out)
 	for i, s := range out {
 		out[i] = floorDivInt(s+in.zone.offset(s), 86400)
 	}
 	return out
 }
 
-// secondsOfDay gives the local second of the day of every value.
-func (in *instants) secondsOfDay() []int64 {
-	out := make([]int64, len(in.v))
-	floorDivAll(in.v, in.ups, out)
+// secondsOfDay gives the local second of the day of rows lo to hi.
+func (in *instants) secondsOfDay(lo, hi int, scratch []int64) []int64 {
+	out := scratch[:hi-lo]
+	floorDivAll(in.v[lo:hi], in.ups, out)
 	for i, s := range out {
 		if in.zone != nil {
 			s += in.zone.offset(s)
@@ -143,6 +161,66 @@ func (in *instants) secondsOfDay() []int64 {
 		out[i] = r
 	}
 	return out
+}
+
+// dayTable holds a calendar part for a range of days, so that each
+// distinct day is converted once. It grows to cover the days it is asked
+// for, up to maxDayTable days; days beyond are converted one by one.
+type dayTable struct {
+	lo  int64
+	tab []int32
+}
+
+const maxDayTable = 1 << 20 // about 2,900 years
+
+func (t *dayTable) parts(op string, days []int64, out []int32) {
+	if len(days) == 0 {
+		return
+	}
+	mn, mx := minMax(days)
+	if !t.cover(op, mn, mx) {
+		for i, d := range days {
+			out[i] = dayPart(op, d)
+		}
+		return
+	}
+	tab, lo := t.tab, t.lo
+	for i, d := range days {
+		out[i] = tab[d-lo]
+	}
+}
+
+// cover extends the table to days mn to mx, reporting false if that would
+// make it too large.
+func (t *dayTable) cover(op string, mn, mx int64) bool {
+	if t.tab != nil && mn >= t.lo && mx < t.lo+int64(len(t.tab)) {
+		return true
+	}
+	lo, hi := mn, mx+1
+	if t.tab != nil {
+		lo, hi = min(lo, t.lo), max(hi, t.lo+int64(len(t.tab)))
+	}
+	if hi-lo > maxDayTable || hi < lo {
+		return false
+	}
+	// Grow with some slack: data usually spreads a little at a time.
+	if t.tab != nil {
+		slack := (hi - lo) / 2
+		lo, hi = max(lo-slack, math.MinInt64/2), min(hi+slack, math.MaxInt64/2)
+		if hi-lo > maxDayTable {
+			lo, hi = min(mn, t.lo), max(mx+1, t.lo+int64(len(t.tab)))
+		}
+	}
+	tab := make([]int32, hi-lo)
+	for d := lo; d < hi; d++ {
+		if t.tab != nil && d >= t.lo && d < t.lo+int64(len(t.tab)) {
+			tab[d-lo] = t.tab[d-t.lo]
+			continue
+		}
+		tab[d-lo] = dayPart(op, d)
+	}
+	t.lo, t.tab = lo, tab
+	return true
 }
 
 // floorDivAll divides by d rounding down; the common divisors are written
@@ -212,29 +290,6 @@ func floorDivAll(v []int64, d int64, out []int64) {
 		for i, x := range v {
 			out[i] = floorDivInt(x, d)
 		}
-	}
-}
-
-// partsFromDays computes a calendar part of every day. When the days span a
-// range no longer than the column, each distinct day is converted once,
-// through a table.
-func partsFromDays(op string, days []int64, out []int32) {
-	if len(days) == 0 {
-		return
-	}
-	mn, mx := minMax(days)
-	if span := mx - mn + 1; span > 0 && span <= int64(len(days)) && span <= 1<<22 {
-		tab := make([]int32, span)
-		for d := mn; d <= mx; d++ {
-			tab[d-mn] = dayPart(op, d)
-		}
-		for i, d := range days {
-			out[i] = tab[d-mn]
-		}
-		return
-	}
-	for i, d := range days {
-		out[i] = dayPart(op, d)
 	}
 }
 
@@ -321,8 +376,17 @@ func (in *instants) truncate(unit scalar, out []int64) {
 		}
 		return
 	}
-	for i, v := range in.v {
-		sec := floorDivInt(v, ups)
+	secs := make([]int64, min(len(in.v), partsBlock))
+	for lo := 0; lo < len(in.v); lo += partsBlock {
+		hi := min(lo+partsBlock, len(in.v))
+		floorDivAll(in.v[lo:hi], ups, secs[:hi-lo])
+		in.truncateBlock(unit, secs[:hi-lo], out[lo:hi])
+	}
+}
+
+func (in *instants) truncateBlock(unit scalar, secs, out []int64) {
+	ups := in.ups
+	for i, sec := range secs {
 		var off int64
 		if in.zone != nil {
 			off = in.zone.offset(sec)

@@ -27,21 +27,22 @@ func (e *ColumnNotFoundError) Error() string {
 		fmt.Fprintf(&b, "; did you mean %q?", e.Suggest)
 	}
 	if len(e.Available) == 0 {
-		b.WriteString("; the table has no columns")
-	} else {
-		b.WriteString("; columns are: ")
-		const maxList = 40
-		for i, c := range e.Available {
-			if i == maxList {
-				fmt.Fprintf(&b, ", ... (%d more)", len(e.Available)-maxList)
-				break
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(strconv.Quote(c))
-		}
+		b.WriteString(" (the table has no columns)")
+		return b.String()
 	}
+	b.WriteString(" (columns: ")
+	const maxList = 40
+	for i, c := range e.Available {
+		if i == maxList {
+			fmt.Fprintf(&b, ", ... %d more", len(e.Available)-maxList)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(c))
+	}
+	b.WriteString(")")
 	return b.String()
 }
 

@@ -10,16 +10,22 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// Evaluator evaluates expressions over one record batch. A subexpression that
-// appears several times, in one expression or in several evaluated by the
-// same Evaluator, is computed once: results are kept by their text until
-// Release. An Evaluator is not safe for concurrent use.
+// Evaluator evaluates expressions over one record batch. A subexpression
+// that appears several times in an expression is computed once, and so is
+// one equal to an expression evaluated before by the same Evaluator: results
+// are kept by their text until Release. An Evaluator is not safe for
+// concurrent use.
 type Evaluator struct {
 	rec   arrow.RecordBatch
 	mem   memory.Allocator
-	tc    typeChecker
+	tc    *typeChecker
 	cache map[string]datum
 	lits  map[*node]datum
+
+	// For the evaluator of a chunk of rows: the evaluator of the whole
+	// record, and the first row of the chunk in it.
+	parent *Evaluator
+	lo     int
 }
 
 // testHookCompute, when set by tests, is called with the text of every node
@@ -33,7 +39,7 @@ func NewEvaluator(rec arrow.RecordBatch, mem memory.Allocator) *Evaluator {
 		mem = memory.DefaultAllocator
 	}
 	return &Evaluator{
-		rec: rec, mem: mem, tc: typeChecker{schema: rec.Schema()},
+		rec: rec, mem: mem, tc: &typeChecker{schema: rec.Schema()},
 		cache: make(map[string]datum), lits: make(map[*node]datum),
 	}
 }
@@ -41,13 +47,17 @@ func NewEvaluator(rec arrow.RecordBatch, mem memory.Allocator) *Evaluator {
 // Release frees the intermediate results the Evaluator keeps. Arrays
 // returned by Eval stay valid until the caller releases them.
 func (ev *Evaluator) Release() {
-	for k, d := range ev.cache {
-		d.release()
-		delete(ev.cache, k)
-	}
+	ev.releaseCache()
 	for k, d := range ev.lits {
 		d.release()
 		delete(ev.lits, k)
+	}
+}
+
+func (ev *Evaluator) releaseCache() {
+	for k, d := range ev.cache {
+		d.release()
+		delete(ev.cache, k)
 	}
 }
 
@@ -60,6 +70,18 @@ func (ev *Evaluator) Eval(ctx context.Context, e Expr) (arrow.Array, error) {
 	t, err := ev.tc.typeOf(e.n)
 	if err != nil {
 		return nil, inExpr(err, e)
+	}
+	if ev.chunkable(e, t) {
+		if d, ok := ev.cache[e.n.text]; ok {
+			return d.toArray(ctx, ev.mem, t, int(ev.rec.NumRows()))
+		}
+		arr, err := ev.evalChunked(ctx, e.n, t)
+		if err != nil {
+			return nil, err
+		}
+		arr.Retain()
+		ev.cache[e.n.text] = datum{arr: arr}
+		return arr, nil
 	}
 	d, err := ev.eval(ctx, e.n)
 	if err != nil {
@@ -99,7 +121,11 @@ func (ev *Evaluator) eval(ctx context.Context, n *node) (datum, error) {
 	case opLit:
 		d, ok := ev.lits[n]
 		if !ok {
-			d = datum{arr: litArray(ev.mem, n.lit), bcast: true}
+			mem := ev.mem
+			if ev.parent != nil {
+				mem = ev.parent.mem // literals outlive the chunk
+			}
+			d = datum{arr: litArray(mem, n.lit), bcast: true}
 			ev.lits[n] = d
 		}
 		return d.retain(), nil
@@ -108,6 +134,9 @@ func (ev *Evaluator) eval(ctx context.Context, n *node) (datum, error) {
 	}
 	if d, ok := ev.cache[n.text]; ok {
 		return d.retain(), nil
+	}
+	if d, ok := ev.fromParent(n.text); ok {
+		return d, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return datum{}, err

@@ -28,7 +28,7 @@ func Example() {
 	defer rec.Release()
 
 	total := expr.Col("price").Mul(expr.Col("qty")).Alias("total")
-	label := expr.When(total.Gt(5)).Then("big").Otherwise("small")
+	label := expr.When(total.Gt(5)).Then("big").Otherwise("small").Alias("size")
 
 	// Type checks against the schema without reading data.
 	t, _ := total.Type(schema)
@@ -57,10 +57,10 @@ func Example() {
 	defer kept.Release()
 	fmt.Println("filtered:", kept.Column(0))
 	// Output:
-	// col("price") * col("qty").alias("total") is float64
-	// column "prices" not found; did you mean "price"?; columns are: "name", "price", "qty"
+	// (col("price") * col("qty")).alias("total") is float64
+	// column "prices" not found; did you mean "price"? (columns: "name", "price", "qty")
 	// total [5 (null) 6]
-	// total ["small" "small" "big"]
+	// size ["small" "small" "big"]
 	// name ["APPLE" "PEAR" "FIG"]
 	// filtered: ["apple"]
 }

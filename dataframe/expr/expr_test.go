@@ -172,8 +172,8 @@ func TestTypeErrors(t *testing.T) {
 		contains []string
 		target   any // pointer to the error type errors.As should find
 	}{
-		{Col("prce").Mul(2), []string{`column "prce" not found`, `did you mean "price"?`, `"price", "qty", "name", "ts", "ok"`, `column "prce" not found in col("prce") * 2;`}, new(*ColumnNotFoundError)},
-		{Col("zzz"), []string{`column "zzz" not found; columns are:`}, new(*ColumnNotFoundError)},
+		{Col("prce").Mul(2), []string{`column "prce" not found`, `did you mean "price"? (columns: "price", "qty", "name", "ts", "ok")`, `column "prce" not found in col("prce") * 2;`}, new(*ColumnNotFoundError)},
+		{Col("zzz"), []string{`column "zzz" not found (columns: "price",`}, new(*ColumnNotFoundError)},
 		{Col("name").Add(Col("price")), []string{`cannot add float64 to utf8`, `col("name") + col("price")`, `col("name") is utf8`, `col("price") is float64`}, new(*TypeError)},
 		{Col("price").Sub("x"), []string{`cannot subtract utf8 from float64`}, new(*TypeError)},
 		{Col("name").Gt(1), []string{`cannot compare utf8 with int64`}, new(*TypeError)},
@@ -294,8 +294,8 @@ func TestCommonSubexpressions(t *testing.T) {
 	}
 	ev.Release()
 	for text, want := range map[string]int{
-		`(col("a") * col("b")) + 1`: 1,
-		`col("a") * col("b")`:       1,
+		`(col("a") * col("b")) + 1`:                                 1,
+		`col("a") * col("b")`:                                       1,
 		`((col("a") * col("b")) + 1) * ((col("a") * col("b")) + 1)`: 1,
 		`((col("a") * col("b")) + 1) > 0`:                           1,
 	} {

@@ -25,24 +25,30 @@ func Filter(ctx context.Context, rec arrow.RecordBatch, predicate Expr, mem memo
 	if !isBoolish(t) {
 		return nil, &TypeError{Expr: predicate.String(), Msg: "a filter needs a boolean predicate, not " + typeName(t)}
 	}
-	ev := NewEvaluator(rec, mem)
-	defer ev.Release()
-	d, err := ev.eval(ctx, predicate.n)
-	if err != nil {
-		return nil, err
-	}
-	defer d.release()
-	n := int(rec.NumRows())
-	mask := maskOf(d, n)
-	if d.bcast {
-		mask = maskOf(d, 1)
-		if mask[0]&1 != 0 {
+	if len(predicate.Columns()) == 0 { // a constant
+		ev := NewEvaluator(rec.NewSlice(0, 0), mem)
+		defer ev.rec.Release()
+		defer ev.Release()
+		d, err := ev.eval(ctx, predicate.n)
+		if err != nil {
+			return nil, err
+		}
+		defer d.release()
+		if maskOf(d, 1)[0]&1 != 0 {
 			rec.Retain()
 			return rec, nil
 		}
 		return rec.NewSlice(0, 0), nil
 	}
-	return FilterMask(ctx, rec, mask, mem)
+	ev := NewEvaluator(rec, mem)
+	defer ev.Release()
+	arr, err := ev.Eval(ctx, predicate)
+	if err != nil {
+		return nil, err
+	}
+	defer arr.Release()
+	n := int(rec.NumRows())
+	return FilterMask(ctx, rec, maskOf(datum{arr: arr}, n), mem)
 }
 
 // FilterMask keeps the rows of rec whose bit is set in mask, a bitmap (least

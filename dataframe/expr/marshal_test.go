@@ -160,7 +160,7 @@ func randomRecordCols() []column {
 		col("t", times(arrow.Second, "Europe/Paris", t0, t0.Add(time.Hour), nil, t0.Add(-40*24*time.Hour), t0.Add(time.Minute), t0)),
 		col("d", dates(Date{2024, 1, 31}, nil, Date{1999, 12, 31}, Date{2024, 2, 29}, Date{1970, 1, 1}, Date{2000, 6, 15})),
 		col("k", dicts("red", "green", nil, "red", "blue", "green")),
-		col("g", durs(arrow.Millisecond, time.Second, nil, -time.Minute, 0, time.Hour, 1500*time.Millisecond)),
+		col("g", durs(arrow.Millisecond, time.Second, nil, -time.Minute, time.Duration(0), time.Hour, 1500*time.Millisecond)),
 	}
 }
 

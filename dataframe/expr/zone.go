@@ -2,7 +2,6 @@ package expr
 
 import (
 	"math"
-	"sort"
 	"time"
 )
 
@@ -69,9 +68,17 @@ func (z *zoneOffsets) offset(sec int64) int64 {
 	if sec >= z.starts[i] && (i+1 == len(z.starts) || sec < z.starts[i+1]) {
 		return z.offs[i]
 	}
-	i = sort.Search(len(z.starts), func(k int) bool { return z.starts[k] > sec }) - 1
-	z.last = i
-	return z.offs[i]
+	lo, hi := 0, len(z.starts)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if z.starts[m] <= sec {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	z.last = lo - 1
+	return z.offs[lo-1]
 }
 
 // toUTC converts a wall-clock second to UTC. hint is the offset to try

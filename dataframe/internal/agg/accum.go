@@ -132,39 +132,44 @@ func (a *sumAcc[T, A]) state(mem memory.Allocator, order []uint32) []arrow.Array
 
 // ---- mean ----
 
+// meanAcc keeps each group's sum and count side by side: one cache line
+// per row when there are many groups.
 type meanAcc[T number] struct {
-	sums    []float64
-	counts  []int64
+	st      []meanState
 	scratch []uint8
 }
 
-func (a *meanAcc[T]) grow(n int) {
-	a.sums = growTo(a.sums, n, 0)
-	a.counts = growTo(a.counts, n, 0)
+type meanState struct {
+	sum float64
+	n   int64
 }
+
+func (a *meanAcc[T]) grow(n int) { a.st = growTo(a.st, n, meanState{}) }
 
 func (a *meanAcc[T]) update(col arrow.Array, lo, hi int, gids []uint32) {
 	vals := load[T](col, lo, hi, &a.scratch)
 	bm, boff := validity(col)
 	boff += lo
+	st := a.st
 	if gids == nil {
-		a.sums[0] += sumAll[T, float64](vals, bm, boff)
-		a.counts[0] += int64(countValid(bm, boff, len(vals)))
+		st[0].sum += sumAll[T, float64](vals, bm, boff)
+		st[0].n += int64(countValid(bm, boff, len(vals)))
 		return
 	}
-	sums, counts := a.sums, a.counts
 	gids = gids[:len(vals)]
 	if bm == nil {
 		for j, g := range gids {
-			sums[g] += float64(vals[j])
-			counts[g]++
+			s := &st[g]
+			s.sum += float64(vals[j])
+			s.n++
 		}
 		return
 	}
 	for j, g := range gids {
 		if bitSet(bm, boff+j) {
-			sums[g] += float64(vals[j])
-			counts[g]++
+			s := &st[g]
+			s.sum += float64(vals[j])
+			s.n++
 		}
 	}
 }
@@ -179,23 +184,27 @@ func countValid(bm []byte, boff, n int) int {
 func (a *meanAcc[T]) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
 	sv := fixedValues[float64](cols[0])[lo:hi]
 	cv := fixedValues[int64](cols[1])[lo:hi]
-	if gids == nil {
-		for j := range sv {
-			a.sums[0] += sv[j]
-			a.counts[0] += cv[j]
+	cv = cv[:len(sv)]
+	for j := range sv {
+		var g uint32
+		if gids != nil {
+			g = gids[j]
 		}
-		return
-	}
-	for j, g := range gids[:len(sv)] {
-		a.sums[g] += sv[j]
-		a.counts[g] += cv[j]
+		s := &a.st[g]
+		s.sum += sv[j]
+		s.n += cv[j]
 	}
 }
 
 func (a *meanAcc[T]) state(mem memory.Allocator, order []uint32) []arrow.Array {
+	sums := make([]float64, len(a.st))
+	counts := make([]int64, len(a.st))
+	for i, s := range a.st {
+		sums[i], counts[i] = s.sum, s.n
+	}
 	return []arrow.Array{
-		fixedArray(mem, arrow.PrimitiveTypes.Float64, a.sums, nil, order),
-		fixedArray(mem, arrow.PrimitiveTypes.Int64, a.counts, nil, order),
+		fixedArray(mem, arrow.PrimitiveTypes.Float64, sums, nil, order),
+		fixedArray(mem, arrow.PrimitiveTypes.Int64, counts, nil, order),
 	}
 }
 
@@ -253,24 +262,21 @@ func (a *countAcc) state(mem memory.Allocator, order []uint32) []arrow.Array {
 
 // ---- var and std: count, mean and sum of squared deviations (M2) ----
 
-// varAcc keeps each group's mean as an unevaluated sum means+lows (a
-// double-double), so that Welford's row-at-a-time update does not lose the
-// low digits of a mean much larger than the spread (values near 1e9 that
-// differ by 1).
+// varAcc keeps each group's count, mean and M2 side by side, the mean as
+// an unevaluated sum mean+low (a double-double), so that Welford's
+// row-at-a-time update does not lose the low digits of a mean much larger
+// than the spread (values near 1e9 that differ by 1).
 type varAcc[T number] struct {
-	counts  []int64
-	means   []float64
-	lows    []float64
-	m2s     []float64
+	st      []varState
 	scratch []uint8
 }
 
-func (a *varAcc[T]) grow(n int) {
-	a.counts = growTo(a.counts, n, 0)
-	a.means = growTo(a.means, n, 0)
-	a.lows = growTo(a.lows, n, 0)
-	a.m2s = growTo(a.m2s, n, 0)
+type varState struct {
+	n             int64
+	mean, low, m2 float64
 }
+
+func (a *varAcc[T]) grow(n int) { a.st = growTo(a.st, n, varState{}) }
 
 // twoSum returns a+b rounded and its rounding error (Knuth).
 func twoSum(a, b float64) (s, e float64) {
@@ -286,17 +292,18 @@ func (a *varAcc[T]) combine(g uint32, n int64, mean, low, m2 float64) {
 	if n == 0 {
 		return
 	}
-	na := a.counts[g]
+	s := &a.st[g]
+	na := s.n
 	if na == 0 {
-		a.counts[g], a.means[g], a.lows[g], a.m2s[g] = n, mean, low, m2
+		*s = varState{n: n, mean: mean, low: low, m2: m2}
 		return
 	}
 	tot := na + n
-	delta := (mean - a.means[g]) + (low - a.lows[g])
-	hi, e := twoSum(a.means[g], delta*float64(n)/float64(tot))
-	a.means[g], a.lows[g] = hi, a.lows[g]+e
-	a.m2s[g] += m2 + delta*delta*float64(na)*float64(n)/float64(tot)
-	a.counts[g] = tot
+	delta := (mean - s.mean) + (low - s.low)
+	hi, e := twoSum(s.mean, delta*float64(n)/float64(tot))
+	s.mean, s.low = hi, s.low+e
+	s.m2 += m2 + delta*delta*float64(na)*float64(n)/float64(tot)
+	s.n = tot
 }
 
 func (a *varAcc[T]) update(col arrow.Array, lo, hi int, gids []uint32) {
@@ -323,19 +330,19 @@ func (a *varAcc[T]) update(col arrow.Array, lo, hi int, gids []uint32) {
 		return
 	}
 	// Welford's update, one row at a time.
-	counts, means, lows, m2s := a.counts, a.means, a.lows, a.m2s
+	st := a.st
 	for j, g := range gids[:len(vals)] {
 		if bm != nil && !bitSet(bm, boff+j) {
 			continue
 		}
+		s := &st[g]
 		x := float64(vals[j])
-		c := counts[g] + 1
-		counts[g] = c
-		d := (x - means[g]) - lows[g]
-		m, e := twoSum(means[g], d/float64(c))
-		l := lows[g] + e
-		means[g], lows[g] = m, l
-		m2s[g] += d * ((x - m) - l)
+		s.n++
+		d := (x - s.mean) - s.low
+		m, e := twoSum(s.mean, d/float64(s.n))
+		l := s.low + e
+		s.mean, s.low = m, l
+		s.m2 += d * ((x - m) - l)
 	}
 }
 
@@ -354,11 +361,17 @@ func (a *varAcc[T]) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
 }
 
 func (a *varAcc[T]) state(mem memory.Allocator, order []uint32) []arrow.Array {
+	n := len(a.st)
+	counts := make([]int64, n)
+	means, m2s, lows := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i, s := range a.st {
+		counts[i], means[i], m2s[i], lows[i] = s.n, s.mean, s.m2, s.low
+	}
 	return []arrow.Array{
-		fixedArray(mem, arrow.PrimitiveTypes.Int64, a.counts, nil, order),
-		fixedArray(mem, arrow.PrimitiveTypes.Float64, a.means, nil, order),
-		fixedArray(mem, arrow.PrimitiveTypes.Float64, a.m2s, nil, order),
-		fixedArray(mem, arrow.PrimitiveTypes.Float64, a.lows, nil, order),
+		fixedArray(mem, arrow.PrimitiveTypes.Int64, counts, nil, order),
+		fixedArray(mem, arrow.PrimitiveTypes.Float64, means, nil, order),
+		fixedArray(mem, arrow.PrimitiveTypes.Float64, m2s, nil, order),
+		fixedArray(mem, arrow.PrimitiveTypes.Float64, lows, nil, order),
 	}
 }
 
@@ -481,12 +494,11 @@ func (a *pickAcc[T]) state(mem memory.Allocator, order []uint32) []arrow.Array {
 // strPickAcc keeps, per group, a string pointing into the input's buffers:
 // no copies until the state is built.
 type strPickAcc struct {
-	fn    Func
-	typ   arrow.DataType
-	vals  []string
-	seen  []bool
-	strs  []string
-	valid []bool
+	fn   Func
+	typ  arrow.DataType
+	vals []string
+	seen []bool
+	in   strLoader
 }
 
 func (a *strPickAcc) grow(n int) {
@@ -495,16 +507,10 @@ func (a *strPickAcc) grow(n int) {
 }
 
 func (a *strPickAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
-	n := hi - lo
-	if cap(a.strs) < n {
-		a.strs = make([]string, n)
-		a.valid = make([]bool, n)
-	}
-	strs, valid := a.strs[:n], a.valid[:n]
-	allValid := stringsValid(col, lo, hi, strs, valid)
+	strs, valid := a.in.load(col, lo, hi)
 	out, seen := a.vals, a.seen
 	for j, v := range strs {
-		if !allValid && !valid[j] {
+		if valid != nil && !valid[j] {
 			continue
 		}
 		var g uint32
@@ -529,39 +535,6 @@ func (a *strPickAcc) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
 
 func (a *strPickAcc) state(mem memory.Allocator, order []uint32) []arrow.Array {
 	return []arrow.Array{stringArray(mem, a.typ, a.vals, a.seen, order)}
-}
-
-// stringsValid fills strs with rows [lo, hi) of a string-like or dictionary
-// column, and valid with their validity unless every row is valid, which it
-// reports.
-func stringsValid(col arrow.Array, lo, hi int, strs []string, valid []bool) bool {
-	stringsOf(col, lo, hi, strs)
-	bm, boff := validity(col)
-	allValid := bm == nil
-	if !allValid {
-		for j := range valid {
-			valid[j] = bitSet(bm, boff+lo+j)
-		}
-	}
-	if d, ok := col.(interface{ Dictionary() arrow.Array }); ok {
-		dict := d.Dictionary()
-		if dict.NullN() > 0 {
-			if allValid {
-				for j := range valid {
-					valid[j] = true
-				}
-				allValid = false
-			}
-			dbm, doff := validity(dict)
-			idx := col.(interface{ GetValueIndex(int) int })
-			for j := range valid {
-				if valid[j] && !bitSet(dbm, doff+idx.GetValueIndex(lo+j)) {
-					valid[j] = false
-				}
-			}
-		}
-	}
-	return allValid
 }
 
 // ---- any, all ----

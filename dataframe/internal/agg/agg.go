@@ -98,6 +98,12 @@ func Merge(ctx context.Context, states []arrow.RecordBatch, keys []string, specs
 	var g *grouper
 	if len(keys) > 0 {
 		g = newGrouper(keyTypes)
+		// Each state has distinct groups: the largest is a lower bound.
+		most := 0
+		for _, st := range states {
+			most = max(most, int(st.NumRows()))
+		}
+		g.reserve(most)
 	} else {
 		for _, a := range accs {
 			a.grow(1)

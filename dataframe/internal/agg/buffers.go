@@ -106,73 +106,132 @@ func bytesToString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// stringsOf fills out (len hi-lo) with the values of a string-like or
-// dictionary-of-strings array in rows [lo, hi), nulls as "". The strings
-// point into the array's buffers.
-func stringsOf(arr arrow.Array, lo, hi int, out []string) {
-	if d, ok := arr.(*array.Dictionary); ok {
-		dict := d.Dictionary()
-		dv := newStringView(dict)
-		dbm, doff := validity(dict)
-		entries := make([]string, dict.Len())
-		for i := range entries {
-			if dbm == nil || bitSet(dbm, doff+i) {
-				entries[i] = dv.str(i)
-			}
-		}
-		bm, boff := validity(d)
-		forIndices(d.Indices(), lo, hi, func(j int, idx int) {
-			if bm != nil && !bitSet(bm, boff+lo+j) {
-				out[j] = "" // the index of a null row can be anything
-				return
-			}
-			out[j] = entries[idx]
-		})
-		return
-	}
-	v := newStringView(arr)
-	if v.offs32 != nil {
-		o := v.offs32[lo : hi+1]
-		for j := range out[:hi-lo] {
-			a, b := o[j], o[j+1]
-			if a == b {
-				out[j] = ""
-			} else {
-				out[j] = unsafe.String(&v.data[a], int(b-a))
-			}
-		}
-		return
-	}
-	for j := range out[:hi-lo] {
-		out[j] = v.str(lo + j)
-	}
+// strLoader reads rows of a string-like or dictionary-of-strings column as
+// strings that point into the column's buffers (valid while it lives), with
+// their validity. It keeps the strings of the last dictionary it saw, so a
+// dictionary is read once, not once per chunk.
+type strLoader struct {
+	dict       arrow.ArrayData
+	entries    []string
+	entryValid []bool // nil when no entry is null
+	strs       []string
+	valid      []bool
 }
 
-// forIndices calls fn(j, index) for rows lo+j of an integer array.
-func forIndices(idx arrow.Array, lo, hi int, fn func(j, index int)) {
+// load returns rows [lo, hi) of col and their validity, nil when every row
+// is valid. Null rows read as "".
+func (l *strLoader) load(col arrow.Array, lo, hi int) ([]string, []bool) {
+	n := hi - lo
+	if cap(l.strs) < n {
+		l.strs = make([]string, n)
+		l.valid = make([]bool, n)
+	}
+	strs, valid := l.strs[:n], l.valid[:n]
+	bm, boff := validity(col)
+	boff += lo
+	anyNull := bm != nil
+	if anyNull {
+		for j := range valid {
+			valid[j] = bitSet(bm, boff+j)
+		}
+	}
+	d, ok := col.(*array.Dictionary)
+	if !ok {
+		v := newStringView(col)
+		if v.offs32 != nil {
+			o := v.offs32[lo : hi+1]
+			for j := range strs {
+				a, b := o[j], o[j+1]
+				if a == b {
+					strs[j] = ""
+				} else {
+					strs[j] = unsafe.String(&v.data[a], int(b-a))
+				}
+			}
+		} else {
+			for j := range strs {
+				strs[j] = v.str(lo + j)
+			}
+		}
+		if !anyNull {
+			return strs, nil
+		}
+		return strs, valid
+	}
+	l.readDict(d)
+	if l.entryValid != nil && !anyNull {
+		for j := range valid {
+			valid[j] = true
+		}
+		anyNull = true
+	}
+	idx := d.Indices()
+	var rowValid []bool
+	if anyNull {
+		rowValid = valid
+	}
 	switch idx.DataType().ID() {
 	case arrow.INT8:
-		eachIndex(fixedValues[int8](idx)[lo:hi], fn)
+		dictStrings(fixedValues[int8](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.UINT8:
-		eachIndex(fixedValues[uint8](idx)[lo:hi], fn)
+		dictStrings(fixedValues[uint8](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.INT16:
-		eachIndex(fixedValues[int16](idx)[lo:hi], fn)
+		dictStrings(fixedValues[int16](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.UINT16:
-		eachIndex(fixedValues[uint16](idx)[lo:hi], fn)
+		dictStrings(fixedValues[uint16](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.INT32:
-		eachIndex(fixedValues[int32](idx)[lo:hi], fn)
+		dictStrings(fixedValues[int32](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.UINT32:
-		eachIndex(fixedValues[uint32](idx)[lo:hi], fn)
+		dictStrings(fixedValues[uint32](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.INT64:
-		eachIndex(fixedValues[int64](idx)[lo:hi], fn)
+		dictStrings(fixedValues[int64](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.UINT64:
-		eachIndex(fixedValues[uint64](idx)[lo:hi], fn)
+		dictStrings(fixedValues[uint64](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
+	}
+	return strs, rowValid
+}
+
+// readDict caches the entries of d's dictionary.
+func (l *strLoader) readDict(d *array.Dictionary) {
+	dd := d.Data().Dictionary()
+	if dd == l.dict {
+		return
+	}
+	l.dict = dd
+	dict := d.Dictionary()
+	v := newStringView(dict)
+	l.entries = make([]string, dict.Len())
+	for i := range l.entries {
+		l.entries[i] = v.str(i)
+	}
+	l.entryValid = nil
+	if bm, boff := validity(dict); bm != nil {
+		l.entryValid = make([]bool, dict.Len())
+		for i := range l.entryValid {
+			l.entryValid[i] = bitSet(bm, boff+i)
+		}
 	}
 }
 
-func eachIndex[T integer](v []T, fn func(j, index int)) {
-	for j, x := range v {
-		fn(j, int(x))
+// dictStrings looks up the entries of rows; valid (nil when every row and
+// entry is valid) holds the rows' validity and gets the entries' folded in.
+// The index of a null row can be anything: it is not looked up.
+func dictStrings[T integer](idx []T, entries []string, entryValid []bool, strs []string, valid []bool) {
+	if valid == nil {
+		for j, k := range idx {
+			strs[j] = entries[k]
+		}
+		return
+	}
+	for j, k := range idx {
+		if !valid[j] {
+			strs[j] = ""
+			continue
+		}
+		strs[j] = entries[k]
+		if entryValid != nil && !entryValid[k] {
+			valid[j] = false
+		}
 	}
 }
 

@@ -42,6 +42,19 @@ func (g *grouper) prepare(cols []arrow.Array) {
 	}
 }
 
+// reserve makes room for n groups. With several keys only the tuple table
+// grows: one key alone may have few values.
+func (g *grouper) reserve(n int) {
+	switch {
+	case len(g.tables) == 1:
+		g.tables[0].reserve(n)
+	case g.pair != nil:
+		g.pair.reserve(n)
+	case g.tuple != nil:
+		g.tuple.reserve(n)
+	}
+}
+
 // ids writes the group id of each row in [lo, hi) to out.
 func (g *grouper) ids(cols []arrow.Array, lo, hi int, out []uint32) {
 	if len(g.tables) == 1 {
@@ -196,8 +209,15 @@ outer:
 	}
 }
 
-func (t *tupleTable) grow() {
-	n := 2 * len(t.slots)
+func (t *tupleTable) grow() { t.resize(2 * len(t.slots)) }
+
+func (t *tupleTable) reserve(n int) {
+	if size := tableSize(n); size > len(t.slots) {
+		t.resize(size)
+	}
+}
+
+func (t *tupleTable) resize(n int) {
 	slots := make([]uint32, n)
 	mask := uint64(n - 1)
 	for _, s := range t.slots {

@@ -31,22 +31,42 @@ func hashUint64(v uint64) uint64 {
 
 // hashString hashes the bytes of s.
 func hashString(s string) uint64 {
-	n := len(s)
-	p := unsafe.StringData(s)
-	var a, b uint64
-	switch {
-	case n > 16:
+	if len(s) > 16 {
 		return hashLong(s)
-	case n > 8:
-		a = load64(p, 0)
-		b = load64(p, n-8)
-	case n >= 4:
-		a = uint64(load32(p, 0))
-		b = uint64(load32(p, n-4))
-	case n > 0:
-		a = uint64(*p)<<16 | uint64(*add(p, n>>1))<<8 | uint64(*add(p, n-1))
 	}
-	return mix(a^hk1, b^hk2^uint64(n))
+	w0, w1 := words(unsafe.StringData(s), len(s))
+	return hashWords(w0, w1, len(s))
+}
+
+// hashWords hashes a string of n <= 16 bytes given as words.
+func hashWords(w0, w1 uint64, n int) uint64 {
+	return mix(w0^hk1, w1^hk2^uint64(n))
+}
+
+// words returns the first 16 bytes at p, of which n are the string's,
+// little-endian and zero-padded: two strings of at most 16 bytes are equal
+// if and only if their lengths and words are. It reads no byte past p+n.
+func words(p *byte, n int) (w0, w1 uint64) {
+	switch {
+	case n >= 16:
+		return load64(p, 0), load64(p, 8)
+	case n > 8:
+		return load64(p, 0), load64(p, n-8) >> (8 * uint(16-n))
+	case n == 8:
+		return load64(p, 0), 0
+	case n >= 4:
+		lo, hi := uint64(load32(p, 0)), uint64(load32(p, n-4))
+		return lo | (hi>>(8*uint(8-n)))<<32, 0
+	case n > 0:
+		w0 = uint64(*p)
+		if n > 1 {
+			w0 |= uint64(*add(p, 1)) << 8
+		}
+		if n > 2 {
+			w0 |= uint64(*add(p, 2)) << 16
+		}
+	}
+	return w0, 0
 }
 
 // hashLong hashes a string of more than 16 bytes.

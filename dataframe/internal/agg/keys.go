@@ -3,6 +3,7 @@ package agg
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -21,6 +22,18 @@ type keyTable interface {
 	nullID() int32
 	// column builds an array of type typ holding the value of each id.
 	column(mem memory.Allocator, typ arrow.DataType, ids []uint32) (arrow.Array, error)
+	// reserve makes room for n distinct values without growing.
+	reserve(n int)
+}
+
+// tableSize is the number of slots for n values: a power of two, at most
+// half full.
+func tableSize(n int) int {
+	size := minTableSize
+	for size < 2*n {
+		size *= 2
+	}
+	return size
 }
 
 func newKeyTable(t arrow.DataType) keyTable {
@@ -90,8 +103,15 @@ func (t *intTable) find(v uint64) uint32 {
 	}
 }
 
-func (t *intTable) grow() {
-	n := 2 * len(t.slots)
+func (t *intTable) grow() { t.resize(2 * len(t.slots)) }
+
+func (t *intTable) reserve(n int) {
+	if size := tableSize(n); size > len(t.slots) {
+		t.resize(size)
+	}
+}
+
+func (t *intTable) resize(n int) {
 	slots := make([]intSlot, n)
 	mask := uint64(n - 1)
 	for _, s := range t.slots {
@@ -327,15 +347,18 @@ func intColumn[T integer](mem memory.Allocator, typ arrow.DataType, vals []uint6
 	return makeArray(typ, len(ids), []*memory.Buffer{vbuf, buf}, nulls)
 }
 
-// strTable maps byte strings to ids. Slots hold the top 32 bits of the hash
-// and id+1; the bytes live in an arena, compared on a hash match.
+// strTable maps byte strings to ids. A slot holds the hash, the length
+// and the first 16 bytes of its string, so that looking up a string of at
+// most 16 bytes reads one slot and nothing else; longer strings are then
+// compared with their bytes in the arena, which also serves to build the
+// key column.
 type strTable struct {
-	slots  []uint64
-	mask   uint64
-	offs   []int64 // offs[id], offs[id+1] bound id's bytes in arena
-	arena  []byte
-	hashes []uint64
-	null   int32
+	slots []strSlot
+	mask  uint64
+	offs  []int64 // offs[id], offs[id+1] bound id's bytes in arena
+	arena []byte
+	n     int // number of ids, null included
+	null  int32
 
 	// The dictionary last seen and the id of each of its entries (id+1,
 	// 0 until the entry is first used).
@@ -343,17 +366,24 @@ type strTable struct {
 	dictIDs []uint32
 }
 
-func newStrTable() *strTable {
-	return &strTable{slots: make([]uint64, minTableSize), mask: minTableSize - 1, offs: []int64{0}, null: -1}
+type strSlot struct {
+	w0, w1 uint64 // the first 16 bytes, zero-padded
+	hash   uint64
+	id     uint32 // id+1; 0 marks an empty slot
+	len    uint32
 }
 
-func (t *strTable) size() int     { return len(t.hashes) }
+func newStrTable() *strTable {
+	return &strTable{slots: make([]strSlot, minTableSize), mask: minTableSize - 1, offs: []int64{0}, null: -1}
+}
+
+func (t *strTable) size() int     { return t.n }
 func (t *strTable) nullID() int32 { return t.null }
 
 func (t *strTable) nullIDAssign() uint32 {
 	if t.null < 0 {
-		t.null = int32(len(t.hashes))
-		t.hashes = append(t.hashes, nullHash)
+		t.null = int32(t.n)
+		t.n++
 		t.offs = append(t.offs, int64(len(t.arena)))
 	}
 	return uint32(t.null)
@@ -364,47 +394,64 @@ func (t *strTable) value(id uint32) string {
 	return bytesToString(t.arena[t.offs[id]:t.offs[id+1]])
 }
 
+// find returns the id of s, giving it the next id if it is new.
 func (t *strTable) find(s string) uint32 {
-	h := hashString(s)
-	tag := h >> 32
+	n := len(s)
+	var w0, w1, h uint64
+	if n > 0 {
+		w0, w1 = words(unsafe.StringData(s), n)
+	}
+	if n <= 16 {
+		h = hashWords(w0, w1, n)
+	} else {
+		h = hashLong(s)
+	}
 	i := h & t.mask
 	for {
-		e := t.slots[i]
-		if e == 0 {
-			id := uint32(len(t.hashes))
-			t.hashes = append(t.hashes, h)
-			t.arena = append(t.arena, s...)
-			t.offs = append(t.offs, int64(len(t.arena)))
-			t.slots[i] = tag<<32 | uint64(id+1)
-			if 2*len(t.hashes) > len(t.slots) {
-				t.grow()
-			}
-			return id
+		sl := &t.slots[i]
+		if sl.id == 0 {
+			return t.insert(sl, s, w0, w1, h)
 		}
-		if e>>32 == tag {
-			id := uint32(e) - 1
-			if bytesToString(t.arena[t.offs[id]:t.offs[id+1]]) == s {
-				return id
-			}
+		if sl.hash == h && sl.w0 == w0 && sl.w1 == w1 && int(sl.len) == n &&
+			(n <= 16 || t.value(sl.id-1) == s) {
+			return sl.id - 1
 		}
 		i = (i + 1) & t.mask
 	}
 }
 
-func (t *strTable) grow() {
-	n := 2 * len(t.slots)
-	slots := make([]uint64, n)
+func (t *strTable) insert(sl *strSlot, s string, w0, w1, h uint64) uint32 {
+	id := uint32(t.n)
+	t.n++
+	t.arena = append(t.arena, s...)
+	t.offs = append(t.offs, int64(len(t.arena)))
+	*sl = strSlot{w0: w0, w1: w1, hash: h, id: id + 1, len: uint32(len(s))}
+	if 2*t.n > len(t.slots) {
+		t.grow()
+	}
+	return id
+}
+
+func (t *strTable) grow() { t.resize(2 * len(t.slots)) }
+
+func (t *strTable) reserve(n int) {
+	if size := tableSize(n); size > len(t.slots) {
+		t.resize(size)
+	}
+}
+
+func (t *strTable) resize(n int) {
+	slots := make([]strSlot, n)
 	mask := uint64(n - 1)
-	for _, e := range t.slots {
-		if e == 0 {
+	for _, sl := range t.slots {
+		if sl.id == 0 {
 			continue
 		}
-		h := t.hashes[uint32(e)-1]
-		i := h & mask
-		for slots[i] != 0 {
+		i := sl.hash & mask
+		for slots[i].id != 0 {
 			i = (i + 1) & mask
 		}
-		slots[i] = e
+		slots[i] = sl
 	}
 	t.slots, t.mask = slots, mask
 }

@@ -272,8 +272,7 @@ type nuniqueStrAcc struct {
 	gids    []uint32
 	vals    []string
 	hashes  []uint64
-	strs    []string
-	valid   []bool
+	in      strLoader
 }
 
 func (a *nuniqueStrAcc) grow(n int) { a.ngroups = max(a.ngroups, n) }
@@ -326,15 +325,9 @@ func (a *nuniqueStrAcc) growSlots() {
 }
 
 func (a *nuniqueStrAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
-	n := hi - lo
-	if cap(a.strs) < n {
-		a.strs = make([]string, n)
-		a.valid = make([]bool, n)
-	}
-	strs, valid := a.strs[:n], a.valid[:n]
-	allValid := stringsValid(col, lo, hi, strs, valid)
+	strs, valid := a.in.load(col, lo, hi)
 	for j, s := range strs {
-		if !allValid && !valid[j] {
+		if valid != nil && !valid[j] {
 			continue
 		}
 		var g uint32

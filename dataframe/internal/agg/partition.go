@@ -37,13 +37,14 @@ func HashPartition(ctx context.Context, rec arrow.RecordBatch, keys []string, n 
 	rows := int(rec.NumRows())
 	keyCols, _ := p.keyColumns(rec)
 	hashes := make([]uint64, rows)
+	loaders := make([]strLoader, len(keyCols))
 	for lo := 0; lo < rows; lo += chunkRows {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		hi := min(lo+chunkRows, rows)
 		for i, c := range keyCols {
-			hashColumn(c, lo, hi, hashes[lo:hi], i > 0)
+			hashColumn(c, lo, hi, hashes[lo:hi], i > 0, &loaders[i])
 		}
 	}
 	// Counting sort of the rows by part.
@@ -92,8 +93,8 @@ func HashPartition(ctx context.Context, rec arrow.RecordBatch, keys []string, n 
 }
 
 // hashColumn writes (combine false) or folds (combine true) the hash of
-// each row of col[lo:hi] into hs.
-func hashColumn(col arrow.Array, lo, hi int, hs []uint64, combine bool) {
+// each row of col[lo:hi] into hs; l reads strings.
+func hashColumn(col arrow.Array, lo, hi int, hs []uint64, combine bool, l *strLoader) {
 	bm, boff := validity(col)
 	boff += lo
 	switch col.DataType().ID() {
@@ -121,33 +122,12 @@ func hashColumn(col arrow.Array, lo, hi int, hs []uint64, combine bool) {
 		b := make([]uint8, hi-lo)
 		boolsOf(col, lo, hi, b)
 		hashInts(b, bm, boff, hs, combine)
-	case arrow.DICTIONARY:
-		d := col.(*array.Dictionary)
-		dict := d.Dictionary()
-		entries := make([]uint64, dict.Len())
-		strs := make([]string, dict.Len())
-		valid := make([]bool, dict.Len())
-		all := stringsValid(dict, 0, dict.Len(), strs, valid)
-		for i, s := range strs {
-			if all || valid[i] {
-				entries[i] = hashString(s)
-			} else {
-				entries[i] = nullHash
-			}
-		}
-		forIndices(d.Indices(), lo, hi, func(j, k int) {
+	default: // strings and dictionaries of strings
+		strs, valid := l.load(col, lo, hi)
+		for j, s := range strs {
 			h := uint64(nullHash)
-			if bm == nil || bitSet(bm, boff+j) {
-				h = entries[k]
-			}
-			put(hs, j, h, combine)
-		})
-	default: // strings
-		v := newStringView(col)
-		for j := range hs {
-			h := uint64(nullHash)
-			if bm == nil || bitSet(bm, boff+j) {
-				h = hashString(v.str(lo + j))
+			if valid == nil || valid[j] {
+				h = hashString(s)
 			}
 			put(hs, j, h, combine)
 		}

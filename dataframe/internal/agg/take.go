@@ -3,6 +3,7 @@ package agg
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -96,6 +97,9 @@ func sortRows(keyCols []arrow.Array, rows []uint32) {
 		cmps[i] = comparator(c)
 	}
 	if len(cmps) == 1 {
+		if sortOneKey(keyCols[0], rows) {
+			return
+		}
 		slices.SortFunc(rows, cmps[0])
 		return
 	}
@@ -112,31 +116,17 @@ func sortRows(keyCols []arrow.Array, rows []uint32) {
 // comparator returns a function comparing rows a and b of col.
 func comparator(col arrow.Array) func(a, b uint32) int {
 	bm, boff := validity(col)
-	var dictEntries []string
-	var dictValid []bool
-	var dictIdx []int
-	if d, ok := col.(*array.Dictionary); ok {
-		dict := d.Dictionary()
-		dictEntries = make([]string, dict.Len())
-		dictValid = make([]bool, dict.Len())
-		stringsValid(dict, 0, dict.Len(), dictEntries, dictValid)
-		if dict.NullN() == 0 {
-			for i := range dictValid {
-				dictValid[i] = true
-			}
-		}
-		dictIdx = make([]int, d.Len())
-		for i := range dictIdx {
-			if d.IsValid(i) {
-				dictIdx[i] = d.GetValueIndex(i)
-			}
-		}
+	var strs []string
+	var strValid []bool
+	if c := classify(col.DataType()); c == classString || c == classDict {
+		var l strLoader
+		strs, strValid = l.load(col, 0, col.Len())
 	}
 	isNull := func(r uint32) bool {
-		if bm != nil && !bitSet(bm, boff+int(r)) {
-			return true
+		if strs != nil {
+			return strValid != nil && !strValid[r]
 		}
-		return dictIdx != nil && !dictValid[dictIdx[r]]
+		return bm != nil && !bitSet(bm, boff+int(r))
 	}
 	var vcmp func(a, b uint32) int
 	switch col.DataType().ID() {
@@ -164,11 +154,8 @@ func comparator(col arrow.Array) func(a, b uint32) int {
 		b := make([]uint8, col.Len())
 		boolsOf(col, 0, col.Len(), b)
 		vcmp = valueCmp(b)
-	case arrow.DICTIONARY:
-		vcmp = func(a, b uint32) int { return cmp.Compare(dictEntries[dictIdx[a]], dictEntries[dictIdx[b]]) }
 	default:
-		v := newStringView(col)
-		vcmp = func(a, b uint32) int { return cmp.Compare(v.str(int(a)), v.str(int(b))) }
+		vcmp = func(a, b uint32) int { return cmp.Compare(strs[a], strs[b]) }
 	}
 	return func(a, b uint32) int {
 		na, nb := isNull(a), isNull(b)
@@ -201,5 +188,125 @@ func nanLast[T float](vals []T, c func(a, b uint32) int) func(a, b uint32) int {
 			return -1
 		}
 		return c(a, b)
+	}
+}
+
+// sortOneKey sorts rows by one key column through sort keys computed once
+// per row (no per-comparison null checks or indirection), nulls last. It
+// reports false for a type it does not handle.
+func sortOneKey(col arrow.Array, rows []uint32) bool {
+	var nonNull, nulls []uint32
+	switch c := classify(col.DataType()); c {
+	case classString, classDict:
+		var l strLoader
+		strs, valid := l.load(col, 0, col.Len())
+		keyed := make([]strKeyed, 0, len(rows))
+		for _, r := range rows {
+			if valid != nil && !valid[r] {
+				nulls = append(nulls, r)
+				continue
+			}
+			keyed = append(keyed, strKeyed{strs[r], r})
+		}
+		slices.SortFunc(keyed, func(a, b strKeyed) int { return cmp.Compare(a.s, b.s) })
+		nonNull = rows[:0]
+		for _, k := range keyed {
+			nonNull = append(nonNull, k.r)
+		}
+	case classInt, classUint, classFloat, classBool:
+		keys := orderedBits(col)
+		bm, boff := validity(col)
+		keyed := make([]intKeyed, 0, len(rows))
+		for _, r := range rows {
+			if bm != nil && !bitSet(bm, boff+int(r)) {
+				nulls = append(nulls, r)
+				continue
+			}
+			keyed = append(keyed, intKeyed{keys[r], r})
+		}
+		slices.SortFunc(keyed, func(a, b intKeyed) int { return cmp.Compare(a.k, b.k) })
+		nonNull = rows[:0]
+		for _, k := range keyed {
+			nonNull = append(nonNull, k.r)
+		}
+	default:
+		return false
+	}
+	copy(rows[len(nonNull):], nulls)
+	return true
+}
+
+type strKeyed struct {
+	s string
+	r uint32
+}
+
+type intKeyed struct {
+	k uint64
+	r uint32
+}
+
+// orderedBits maps the values of a numeric or boolean column to uint64s in
+// the same order (NaN after every number).
+func orderedBits(col arrow.Array) []uint64 {
+	out := make([]uint64, col.Len())
+	switch col.DataType().ID() {
+	case arrow.INT8:
+		signedBits(fixedValues[int8](col), out)
+	case arrow.INT16:
+		signedBits(fixedValues[int16](col), out)
+	case arrow.INT32, arrow.DATE32, arrow.TIME32:
+		signedBits(fixedValues[int32](col), out)
+	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
+		signedBits(fixedValues[int64](col), out)
+	case arrow.UINT8:
+		unsignedBits(fixedValues[uint8](col), out)
+	case arrow.UINT16:
+		unsignedBits(fixedValues[uint16](col), out)
+	case arrow.UINT32:
+		unsignedBits(fixedValues[uint32](col), out)
+	case arrow.UINT64:
+		unsignedBits(fixedValues[uint64](col), out)
+	case arrow.FLOAT32:
+		floatBits(fixedValues[float32](col), out)
+	case arrow.FLOAT64:
+		floatBits(fixedValues[float64](col), out)
+	case arrow.BOOL:
+		b := make([]uint8, col.Len())
+		boolsOf(col, 0, col.Len(), b)
+		unsignedBits(b, out)
+	}
+	return out
+}
+
+func signedBits[T signed](vals []T, out []uint64) {
+	for i, v := range vals {
+		out[i] = uint64(int64(v)) ^ (1 << 63)
+	}
+}
+
+func unsignedBits[T unsigned](vals []T, out []uint64) {
+	for i, v := range vals {
+		out[i] = uint64(v)
+	}
+}
+
+func floatBits[T float](vals []T, out []uint64) {
+	for i, v := range vals {
+		f := float64(v)
+		switch {
+		case f != f:
+			out[i] = math.MaxUint64
+			continue
+		case f == 0:
+			f = 0
+		}
+		b := math.Float64bits(f)
+		if b>>63 != 0 {
+			b = ^b
+		} else {
+			b |= 1 << 63
+		}
+		out[i] = b
 	}
 }
