@@ -40,6 +40,10 @@ func (ev *Evaluator) arith(_ context.Context, op string, a, b datum, outT arrow.
 		arithFloat(op, mkvec(asFloat32s(a.arr), a.bcast), mkvec(asFloat32s(b.arr), b.bcast), out)
 		return datum{arr: newArray(outT, n, valid, buf, nulls), bcast: bc}, nil
 	case arrow.INT64, arrow.TIMESTAMP, arrow.DURATION:
+		buf, out := allocValues[int64](ev.mem, n)
+		if outT.ID() == arrow.INT64 && fusedInt64(op, a, b, out) {
+			return datum{arr: newArray(outT, n, valid, buf, nulls), bcast: bc}, nil
+		}
 		var av, bv []int64
 		if outT.ID() == arrow.INT64 {
 			av, bv = asInt64s(a.arr), asInt64s(b.arr)
@@ -47,7 +51,6 @@ func (ev *Evaluator) arith(_ context.Context, op string, a, b datum, outT arrow.
 			u := timeUnitOf(outT)
 			av, bv = inUnit(a.arr, u), inUnit(b.arr, u)
 		}
-		buf, out := allocValues[int64](ev.mem, n)
 		x, y := mkvec(av, a.bcast), mkvec(bv, b.bcast)
 		switch op {
 		case opAdd, opSub, opMul:
@@ -328,19 +331,15 @@ func negAbs[T signed](op string, in, out []T) {
 		}
 		return
 	}
+	var zero T
 	for i, v := range in {
 		if v < 0 {
 			v = -v
 		}
-		out[i] = v
-	}
-	// Abs(-0.0) is 0.0 and Abs(NaN) stays NaN: both hold for the loop above
-	// except -0.0, which compares equal to 0; normalise it for floats.
-	var zero T
-	for i, v := range out {
 		if v == zero {
-			out[i] = zero
+			v = zero // -0.0 becomes 0.0
 		}
+		out[i] = v
 	}
 }
 
@@ -435,6 +434,86 @@ func mixedFloat64[A, B fixed](op string, a vec[A], b vec[B], out []float64) {
 		case opDiv:
 			for i := range out {
 				out[i] = float64(x[i]) / float64(y[i])
+			}
+		}
+	}
+}
+
+// fusedInt64 computes +, - and * of an int32 operand with an int32 or int64
+// one into int64 without widening a whole operand first. It reports false
+// for the cases it does not cover.
+func fusedInt64(op string, a, b datum, out []int64) bool {
+	switch op {
+	case opAdd, opSub, opMul:
+	default:
+		return false
+	}
+	at, bt := a.typ().ID(), b.typ().ID()
+	switch {
+	case at == arrow.INT32 && bt == arrow.INT64:
+		mixedInt64(op, mkvec(values[int32](a.arr), a.bcast), mkvec(values[int64](b.arr), b.bcast), out)
+	case at == arrow.INT64 && bt == arrow.INT32:
+		mixedInt64(op, mkvec(values[int64](a.arr), a.bcast), mkvec(values[int32](b.arr), b.bcast), out)
+	case at == arrow.INT32 && bt == arrow.INT32:
+		mixedInt64(op, mkvec(values[int32](a.arr), a.bcast), mkvec(values[int32](b.arr), b.bcast), out)
+	default:
+		return false
+	}
+	return true
+}
+
+func mixedInt64[A, B fixed](op string, a vec[A], b vec[B], out []int64) {
+	if a.bc && b.bc {
+		a, b = vec[A]{v: []A{a.s}}, vec[B]{v: []B{b.s}}
+	}
+	n := len(out)
+	switch {
+	case a.bc:
+		x, y := int64(a.s), b.v[:n]
+		switch op {
+		case opAdd:
+			for i := range out {
+				out[i] = x + int64(y[i])
+			}
+		case opSub:
+			for i := range out {
+				out[i] = x - int64(y[i])
+			}
+		case opMul:
+			for i := range out {
+				out[i] = x * int64(y[i])
+			}
+		}
+	case b.bc:
+		x, y := a.v[:n], int64(b.s)
+		switch op {
+		case opAdd:
+			for i := range out {
+				out[i] = int64(x[i]) + y
+			}
+		case opSub:
+			for i := range out {
+				out[i] = int64(x[i]) - y
+			}
+		case opMul:
+			for i := range out {
+				out[i] = int64(x[i]) * y
+			}
+		}
+	default:
+		x, y := a.v[:n], b.v[:n]
+		switch op {
+		case opAdd:
+			for i := range out {
+				out[i] = int64(x[i]) + int64(y[i])
+			}
+		case opSub:
+			for i := range out {
+				out[i] = int64(x[i]) - int64(y[i])
+			}
+		case opMul:
+			for i := range out {
+				out[i] = int64(x[i]) * int64(y[i])
 			}
 		}
 	}

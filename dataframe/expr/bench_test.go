@@ -154,6 +154,7 @@ func BenchmarkCompute(b *testing.B) {
 		return out
 	}
 	b.Run("arith_compare", func(b *testing.B) {
+		clock := startCPU()
 		for b.Loop() {
 			m := call("multiply_unchecked", v1, compute.NewDatum(int64(2)))
 			s := call("add_unchecked", m, v3)
@@ -163,28 +164,36 @@ func BenchmarkCompute(b *testing.B) {
 			g.Release()
 		}
 		reportPerRow(b)
+		clock.report(b)
 	})
 	b.Run("int_add", func(b *testing.B) {
+		clock := startCPU()
 		for b.Loop() {
 			call("add_unchecked", v1, v2).Release()
 		}
 		reportPerRow(b)
+		clock.report(b)
 	})
 	b.Run("float_mul_lit", func(b *testing.B) {
+		clock := startCPU()
 		for b.Loop() {
 			call("multiply_unchecked", v3, compute.NewDatum(1.5)).Release()
 		}
 		reportPerRow(b)
+		clock.report(b)
 	})
 	b.Run("int_gt_lit", func(b *testing.B) {
+		clock := startCPU()
 		for b.Loop() {
 			call("greater", v1, compute.NewDatum(int64(2))).Release()
 		}
 		reportPerRow(b)
+		clock.report(b)
 	})
 	b.Run("filter_10pct", func(b *testing.B) {
 		mask := call("less", v3, compute.NewDatum(10.0))
 		defer mask.Release()
+		clock := startCPU()
 		for b.Loop() {
 			out, err := compute.FilterRecordBatch(ctx, rec, mask.(*compute.ArrayDatum).MakeArray(), compute.DefaultFilterOptions())
 			if err != nil {
@@ -193,6 +202,7 @@ func BenchmarkCompute(b *testing.B) {
 			out.Release()
 		}
 		reportPerRow(b)
+		clock.report(b)
 	})
 }
 

@@ -3,6 +3,7 @@ package expr
 import (
 	"context"
 	"fmt"
+	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
@@ -136,17 +137,39 @@ func fixedOperand[T fixed](d datum) vec[T] {
 func chooseFixed[T fixed](mem memory.Allocator, mask []byte, a, b datum, t arrow.DataType, n int, valid *memory.Buffer, nulls int) arrow.Array {
 	x, y := fixedOperand[T](a), fixedOperand[T](b)
 	buf, out := allocValues[T](mem, n)
-	for i := range out {
-		take := mask[i>>3]>>(i&7)&1 != 0
-		switch {
-		case take && x.bc:
-			out[i] = x.s
-		case take:
-			out[i] = x.v[i]
-		case y.bc:
+	// Start from b, then overwrite the rows the mask takes from a, a word
+	// of the mask at a time.
+	if y.bc {
+		for i := range out {
 			out[i] = y.s
+		}
+	} else {
+		copy(out, y.v[:n])
+	}
+	for w := 0; w*64 < n; w++ {
+		var word uint64
+		if (w+1)*64 <= n {
+			word = le64(mask[w*8:])
+		} else {
+			for i := w * 64; i < n; i++ {
+				word |= uint64(mask[i>>3]>>(i&7)&1) << (i - w*64)
+			}
+		}
+		base := w * 64
+		switch {
+		case word == 0:
+		case word == ^uint64(0) && !x.bc:
+			copy(out[base:base+64], x.v[base:base+64])
 		default:
-			out[i] = y.v[i]
+			for word != 0 {
+				i := base + bits.TrailingZeros64(word)
+				if x.bc {
+					out[i] = x.s
+				} else {
+					out[i] = x.v[i]
+				}
+				word &= word - 1
+			}
 		}
 	}
 	return newArray(t, n, valid, buf, nulls)

@@ -176,10 +176,26 @@ func (ev *Evaluator) compareNumbers(op string, a, b datum) datum {
 		}
 		return compareInts(ev, op2, a, b, values[int64](a.arr), []int64{q})
 	case isFloat(at) && b.bcast && isInt(bt):
-		if v := asFloat64s(b.arr)[0]; math.Abs(v) <= 1<<53 && (bt.ID() != arrow.UINT64 || values[uint64](b.arr)[0] <= 1<<53) {
-			return compareInts(ev, op, a, b, asFloat64s(a.arr), []float64{v})
+		// An integer literal exactly representable as a float64.
+		var exact bool
+		if bt.ID() == arrow.UINT64 {
+			exact = values[uint64](b.arr)[0] <= 1<<53
+		} else {
+			i := asInt64s(b.arr)[0]
+			exact = i >= -(1<<53) && i <= 1<<53
+		}
+		if exact {
+			return compareInts(ev, op, a, b, asFloat64s(a.arr), asFloat64s(b.arr))
 		}
 	case isInt(at) && isInt(bt):
+		if b.bcast && !a.bcast && bt.ID() == arrow.INT64 {
+			// A narrow column against an integer literal: compare in the
+			// column's own type when the literal fits, else the result is
+			// constant.
+			if d, ok := ev.compareNarrow(op, a, b, values[int64](b.arr)[0]); ok {
+				return d
+			}
+		}
 		au, bu := at.ID() == arrow.UINT64, bt.ID() == arrow.UINT64
 		switch {
 		case !au && !bu:
@@ -544,12 +560,11 @@ func (ev *Evaluator) compareStrings(ctx context.Context, op string, a, b datum) 
 	if b.bcast && !a.bcast {
 		s := bytesAt(b.arr, 0)
 		if op == opEq || op == opNe {
-			eq := op == opEq
-			eachString(a.arr, func(i int, v []byte) {
-				if bytes.Equal(v, s) == eq {
-					bm[i>>3] |= 1 << (i & 7)
-				}
-			})
+			if a.typ().ID() == arrow.LARGE_STRING {
+				eqStrings(newStrView[int64](a.arr), b2s(s), op == opEq, bm)
+			} else {
+				eqStrings(newStrView[int32](a.arr), b2s(s), op == opEq, bm)
+			}
 		} else {
 			eachString(a.arr, func(i int, v []byte) {
 				if cmpResult(op, bytes.Compare(v, s)) {
@@ -558,24 +573,10 @@ func (ev *Evaluator) compareStrings(ctx context.Context, op string, a, b datum) 
 			})
 		}
 	} else {
-		get := func(d datum, i int) []byte {
-			if d.bcast {
-				return bytesAt(d.arr, 0)
-			}
-			return bytesAt(d.arr, i)
-		}
-		if !a.bcast && !b.bcast && a.typ().ID() == arrow.STRING && b.typ().ID() == arrow.STRING {
-			x, y := newStrView[int32](a.arr), newStrView[int32](b.arr)
-			for i := 0; i < n; i++ {
-				if cmpResult(op, bytes.Compare(x.at(i), y.at(i))) {
-					bm[i>>3] |= 1 << (i & 7)
-				}
-			}
-		} else {
-			for i := 0; i < n; i++ {
-				if cmpResult(op, bytes.Compare(get(a, i), get(b, i))) {
-					bm[i>>3] |= 1 << (i & 7)
-				}
+		x, y := stringsOf(a), stringsOf(b)
+		for i := 0; i < n; i++ {
+			if cmpResult(op, bytes.Compare(x(i), y(i))) {
+				bm[i>>3] |= 1 << (i & 7)
 			}
 		}
 	}
@@ -596,4 +597,69 @@ func eachString(a arrow.Array, fn func(i int, v []byte)) {
 	for i := 0; i < v.len(); i++ {
 		fn(i, v.at(i))
 	}
+}
+
+// eqStrings sets the bits of the rows equal (or, if !eq, not equal) to s.
+func eqStrings[O int32 | int64](v strView[O], s string, eq bool, bm []byte) {
+	n := v.len()
+	l := O(len(s))
+	for i := 0; i < n; i++ {
+		lo, hi := v.offs[i], v.offs[i+1]
+		match := hi-lo == l && b2s(v.data[lo:hi]) == s
+		if match == eq {
+			bm[i>>3] |= 1 << (i & 7)
+		}
+	}
+}
+
+// compareNarrow compares an integer column narrower than 64 bits with an
+// int64 literal without widening the column.
+func (ev *Evaluator) compareNarrow(op string, a, b datum, lit int64) (datum, bool) {
+	switch a.typ().ID() {
+	case arrow.INT8:
+		return compareNarrowT[int8](ev, op, a, b, lit, math.MinInt8, math.MaxInt8), true
+	case arrow.INT16:
+		return compareNarrowT[int16](ev, op, a, b, lit, math.MinInt16, math.MaxInt16), true
+	case arrow.INT32:
+		return compareNarrowT[int32](ev, op, a, b, lit, math.MinInt32, math.MaxInt32), true
+	case arrow.UINT8:
+		return compareNarrowT[uint8](ev, op, a, b, lit, 0, math.MaxUint8), true
+	case arrow.UINT16:
+		return compareNarrowT[uint16](ev, op, a, b, lit, 0, math.MaxUint16), true
+	case arrow.UINT32:
+		return compareNarrowT[uint32](ev, op, a, b, lit, 0, math.MaxUint32), true
+	}
+	return datum{}, false
+}
+
+func compareNarrowT[T interface {
+	fixed
+	cmp.Ordered
+}](ev *Evaluator, op string, a, b datum, lit, lo, hi int64) datum {
+	switch {
+	case lit < lo: // every value is greater than the literal
+		return ev.constBool(op == opGt || op == opGe || op == opNe, a)
+	case lit > hi:
+		return ev.constBool(op == opLt || op == opLe || op == opNe, a)
+	}
+	return compareInts(ev, op, a, b, values[T](a.arr), []T{T(lit)})
+}
+
+// stringsOf gives access to the strings of a utf8 or large_utf8 datum by
+// row (a broadcast value for every row).
+func stringsOf(d datum) func(i int) []byte {
+	if d.typ().ID() == arrow.LARGE_STRING {
+		v := newStrView[int64](d.arr)
+		if d.bcast {
+			s := v.at(0)
+			return func(int) []byte { return s }
+		}
+		return v.at
+	}
+	v := newStrView[int32](d.arr)
+	if d.bcast {
+		s := v.at(0)
+		return func(int) []byte { return s }
+	}
+	return v.at
 }

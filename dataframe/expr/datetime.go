@@ -174,18 +174,19 @@ type dayTable struct {
 const maxDayTable = 1 << 20 // about 2,900 years
 
 func (t *dayTable) parts(op string, days []int64, out []int32) {
-	if len(days) == 0 {
-		return
-	}
-	mn, mx := minMax(days)
-	if !t.cover(op, mn, mx) {
-		for i, d := range days {
-			out[i] = dayPart(op, d)
-		}
-		return
-	}
 	tab, lo := t.tab, t.lo
 	for i, d := range days {
+		if k := uint64(d - lo); k < uint64(len(tab)) {
+			out[i] = tab[k]
+			continue
+		}
+		// A day beyond the table: extend it to the rest of the block.
+		mn, mx := minMax(days[i:])
+		if !t.cover(op, mn, mx) {
+			out[i] = dayPart(op, d)
+			continue
+		}
+		tab, lo = t.tab, t.lo
 		out[i] = tab[d-lo]
 	}
 }

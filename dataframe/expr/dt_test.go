@@ -211,3 +211,22 @@ func wallInstant(loc *time.Location, orig, target time.Time) time.Time {
 	}
 	panic("no instant for " + target.String())
 }
+
+func TestTruncateDurations(t *testing.T) {
+	v := time.Date(2024, 3, 31, 0, 59, 59, 987_000_000, time.UTC) // 01:59:59.987 CET, just before the change to CEST
+	cols := func() []column {
+		return []column{
+			col("ms", times(arrow.Millisecond, "Europe/Paris", v, nil)),
+			col("fixed", times(arrow.Second, "+05:30", v, nil)),
+		}
+	}
+	runEvalCases(t, []evalCase{
+		{"250ms", cols, Col("ms").Dt().Truncate(250 * time.Millisecond), vals(v.Add(-237*time.Millisecond), nil), "timestamp[ms, Europe/Paris]"},
+		{"2h on the wall clock", cols, Col("ms").Dt().Truncate(2 * time.Hour), vals(time.Date(2024, 3, 30, 23, 0, 0, 0, time.UTC), nil), "timestamp[ms, Europe/Paris]"},
+		{"day in a fixed zone", cols, Col("fixed").Dt().Truncate("day"), vals(time.Date(2024, 3, 30, 18, 30, 0, 0, time.UTC), nil), "timestamp[s, +05:30]"},
+		{"hour in a fixed zone", cols, Col("fixed").Dt().Hour(), vals(int64(6), nil), "int32"},
+	})
+	if got, want := Lit(v.In(time.FixedZone("IST", 5*3600+1800))).String(), `timestamp("2024-03-31T06:29:59.987+05:30", "+05:30")`; got != want {
+		t.Errorf("literal in a fixed zone: %s, want %s", got, want)
+	}
+}

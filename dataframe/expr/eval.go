@@ -13,8 +13,12 @@ import (
 // Evaluator evaluates expressions over one record batch. A subexpression
 // that appears several times in an expression is computed once, and so is
 // one equal to an expression evaluated before by the same Evaluator: results
-// are kept by their text until Release. An Evaluator is not safe for
-// concurrent use.
+// are kept by their text until Release, so an Evaluator holds memory for
+// what it computed until then. An Evaluator is not safe for concurrent use.
+//
+// Over large records, expressions giving numbers, booleans, dates or
+// timestamps are computed a few thousand rows at a time, so that
+// intermediate results stay in the processor's cache.
 type Evaluator struct {
 	rec   arrow.RecordBatch
 	mem   memory.Allocator

@@ -150,10 +150,14 @@ func Col(name string) Expr {
 	return Expr{n}
 }
 
-// Lit is a constant: nil (null), a bool, any Go integer or float type, a
-// string, a time.Time (a timestamp[ns] in the time's zone), a time.Duration
-// (duration[ns]) or a Date (date32). An Expr is returned as it is. Another type
-// gives an Expr whose Err says so.
+// Lit is a constant: nil (null), a bool, any Go integer type (int64, or
+// uint64 above the int64 range), float32, float64, a string, a time.Time (a
+// timestamp[ns] in the time's zone; time.Local counts as UTC), a
+// time.Duration (duration[ns]) or a Date (date32). An Expr is returned as it
+// is. Another type gives an Expr whose Err says so (a *LiteralError).
+//
+// Where a literal meets a column in FillNull or When, it takes the column's
+// type if its value fits: filling an int32 column with 0 keeps int32.
 func Lit(v any) Expr {
 	if e, ok := v.(Expr); ok {
 		return e

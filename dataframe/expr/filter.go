@@ -112,6 +112,14 @@ func selection(mask []byte, n, count int) []int32 {
 
 // take gathers the rows sel of a.
 func take(ctx context.Context, mem memory.Allocator, a arrow.Array, sel []int32) (arrow.Array, error) {
+	if da, ok := a.(*array.Dictionary); ok { // the indices carry the validity
+		idx, err := take(ctx, mem, da.Indices(), sel)
+		if err != nil {
+			return nil, err
+		}
+		defer idx.Release()
+		return array.NewDictionaryArray(a.DataType(), idx, da.Dictionary()), nil
+	}
 	k := len(sel)
 	var valid *memory.Buffer
 	nulls := 0
@@ -150,20 +158,6 @@ func take(ctx context.Context, mem memory.Allocator, a arrow.Array, sel []int32)
 		return takeStrings[int32](mem, a, sel, valid, nulls), nil
 	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
 		return takeStrings[int64](mem, a, sel, valid, nulls), nil
-	case arrow.DICTIONARY:
-		da := a.(*array.Dictionary)
-		idx, err := take(ctx, mem, da.Indices(), sel)
-		if err != nil {
-			if valid != nil {
-				valid.Release()
-			}
-			return nil, err
-		}
-		defer idx.Release()
-		if valid != nil {
-			valid.Release()
-		}
-		return array.NewDictionaryArray(t, idx, da.Dictionary()), nil
 	}
 	if valid != nil {
 		valid.Release()

@@ -36,7 +36,8 @@ func (ev *Evaluator) isIn(ctx context.Context, n *node, a datum) (datum, error) 
 		return ev.boolsResult(a, member(a.arr)), nil
 	}
 	rows := a.arr.Len()
-	out := make([]bool, rows)
+	buf, bm := allocBitmap(ev.mem, rows)
+	set1 := func(i int) { bm[i>>3] |= 1 << (i & 7) }
 	switch {
 	case t.ID() == arrow.BOOL:
 		var hasT, hasF bool
@@ -44,12 +45,14 @@ func (ev *Evaluator) isIn(ctx context.Context, n *node, a datum) (datum, error) 
 			hasT = hasT || l.b
 			hasF = hasF || !l.b
 		}
-		bm, off := bitsOf(a.arr)
-		for i := range out {
-			if bitutil.BitIsSet(bm, off+i) {
-				out[i] = hasT
-			} else {
-				out[i] = hasF
+		vals, off := bitsOf(a.arr)
+		for i := 0; i < rows; i++ {
+			if bitutil.BitIsSet(vals, off+i) {
+				if hasT {
+					set1(i)
+				}
+			} else if hasF {
+				set1(i)
 			}
 		}
 	case isFloat(t):
@@ -58,7 +61,9 @@ func (ev *Evaluator) isIn(ctx context.Context, n *node, a datum) (datum, error) 
 			set[litFloat(l)] = struct{}{}
 		}
 		for i, v := range asFloat64s(a.arr) {
-			_, out[i] = set[v]
+			if _, ok := set[v]; ok {
+				set1(i)
+			}
 		}
 	case t.ID() == arrow.UINT64:
 		set := make(map[uint64]struct{}, len(lits))
@@ -73,7 +78,9 @@ func (ev *Evaluator) isIn(ctx context.Context, n *node, a datum) (datum, error) 
 			}
 		}
 		for i, v := range values[uint64](a.arr) {
-			_, out[i] = set[v]
+			if _, ok := set[v]; ok {
+				set1(i)
+			}
 		}
 	default: // integers, dates, timestamps, durations: compare as int64
 		var u arrow.TimeUnit
@@ -99,11 +106,29 @@ func (ev *Evaluator) isIn(ctx context.Context, n *node, a datum) (datum, error) 
 		if t.ID() == arrow.DATE32 {
 			vals = scale(vals, 86400) // date32 values in seconds, as u
 		}
+		if len(set) <= 8 { // a short list: compare with each value
+			list := make([]int64, 0, len(set))
+			for v := range set {
+				list = append(list, v)
+			}
+			for i, v := range vals {
+				for _, c := range list {
+					if v == c {
+						bm[i>>3] |= 1 << (i & 7)
+						break
+					}
+				}
+			}
+			break
+		}
 		for i, v := range vals {
-			_, out[i] = set[v]
+			if _, ok := set[v]; ok {
+				set1(i)
+			}
 		}
 	}
-	return ev.boolsResult(a, out), nil
+	valid, nulls := copyValidity(ev.mem, a.arr)
+	return datum{arr: newArray(boolType, rows, valid, buf, nulls), bcast: a.bcast}, nil
 }
 
 func litFloat(l scalar) float64 {

@@ -96,6 +96,12 @@ func (ev *Evaluator) isNull(a datum, want bool) (datum, error) {
 	n := a.arr.Len()
 	buf, out := allocBitmap(ev.mem, n)
 	vb := validBits(a, n)
+	if da, ok := a.arr.(*array.Dictionary); ok && !a.bcast && da.Dictionary().NullN() > 0 {
+		// A row pointing at a null dictionary value is null.
+		valid, _ := ev.dictValidity(da, dictIndices(da))
+		vb = valid.Bytes()
+		defer valid.Release()
+	}
 	for i := range out {
 		v := byte(0xff)
 		if vb != nil {

@@ -191,3 +191,37 @@ func mapValid(s string, f func(string) string) string {
 	}
 	return b.String()
 }
+
+// TestDictionaryVariants covers other index types, null dictionary values
+// and sliced dictionary arrays.
+func TestDictionaryVariants(t *testing.T) {
+	dict := strs("x", nil, "Yz")
+	defer dict.Release()
+	idx := i8s(0, 1, 2, nil, 2, 0)
+	defer idx.Release()
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+	cols := func() []column {
+		da := array.NewDictionaryArray(dt, idx, dict)
+		sliced := array.NewSlice(da, 1, 6)
+		da.Release()
+		return []column{col("k", sliced)}
+	}
+	runEvalCases(t, []evalCase{
+		{"eq", cols, Col("k").Eq("Yz"), vals(nil, true, nil, true, false), "bool"},
+		{"upper", cols, Col("k").Str().Upper(), vals(nil, "YZ", nil, "YZ", "X"), "dictionary<int8, utf8>"},
+		{"len", cols, Col("k").Str().Len(), vals(nil, int64(2), nil, int64(2), int64(1)), "int64"},
+		{"is_in", cols, Col("k").IsIn("x"), vals(nil, false, nil, false, true), "bool"},
+		{"fill_null", cols, Col("k").FillNull("-"), vals("-", "Yz", "-", "Yz", "x"), "utf8"},
+		{"is_null", cols, Col("k").IsNull(), vals(true, false, true, false, false), "bool"},
+	})
+	rec := record(cols()...)
+	defer rec.Release()
+	out, err := Filter(t.Context(), rec, Col("k").Eq("Yz"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	if got := goValues(out.Column(0)); !sameValues(got, vals("Yz", "Yz")) {
+		t.Errorf("filter = %v", got)
+	}
+}

@@ -406,10 +406,26 @@ func arithType(op string, a, b arrow.DataType) (arrow.DataType, bool) {
 			return arrow.PrimitiveTypes.Float64, true
 		}
 		return arrow.Null, true
-	case an:
-		a = b
-	case bn:
-		b = a
+	case an || bn:
+		other := a
+		if an {
+			other = b
+		}
+		switch {
+		case isNumeric(other):
+			if an {
+				a = b
+			} else {
+				b = a
+			}
+		case op == opDiv:
+			return nil, false
+		case other.ID() == arrow.DURATION || isInstant(other):
+			// A null with a date, timestamp or duration keeps its type.
+			return other, true
+		default:
+			return nil, false
+		}
 	}
 	if isNumeric(a) && isNumeric(b) {
 		switch {

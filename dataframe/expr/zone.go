@@ -14,7 +14,13 @@ type zoneOffsets struct {
 	starts []int64 // starts of the periods, ascending
 	offs   []int64 // offset (seconds east of UTC) in each period
 	last   int     // period of the last lookup
+
+	// Index by buckets of 2^bucketShift seconds from lo: the period at the
+	// start of each bucket. A bucket holds at most one change of offset.
+	bucket []int32
 }
+
+const bucketShift = 16 // about 18 hours
 
 // Bounds of the transition table: outside, offsets are looked up one by one.
 const (
@@ -55,7 +61,31 @@ func newZoneOffsets(loc *time.Location, minSec, maxSec int64) *zoneOffsets {
 			t += 86400
 		}
 	}
+	z.buildIndex()
 	return z
+}
+
+// buildIndex builds the bucket index when the range is not too long and no
+// two changes of offset fall in one bucket.
+func (z *zoneOffsets) buildIndex() {
+	nb := (z.hi-z.lo)>>bucketShift + 1
+	if len(z.starts) < 2 || nb > 1<<20 {
+		return
+	}
+	for k := 2; k < len(z.starts); k++ {
+		if (z.starts[k]-z.lo)>>bucketShift == (z.starts[k-1]-z.lo)>>bucketShift {
+			return
+		}
+	}
+	z.bucket = make([]int32, nb)
+	p := 0
+	for b := range z.bucket {
+		start := z.lo + int64(b)<<bucketShift
+		for p+1 < len(z.starts) && z.starts[p+1] <= start {
+			p++
+		}
+		z.bucket[b] = int32(p)
+	}
 }
 
 // offset is the offset of the zone at UTC second sec.
@@ -63,6 +93,13 @@ func (z *zoneOffsets) offset(sec int64) int64 {
 	if sec < z.lo || sec > z.hi || len(z.starts) == 0 {
 		_, off := time.Unix(sec, 0).In(z.loc).Zone()
 		return int64(off)
+	}
+	if z.bucket != nil {
+		i := int(z.bucket[(sec-z.lo)>>bucketShift])
+		if i+1 < len(z.starts) && sec >= z.starts[i+1] {
+			i++
+		}
+		return z.offs[i]
 	}
 	i := z.last
 	if sec >= z.starts[i] && (i+1 == len(z.starts) || sec < z.starts[i+1]) {
