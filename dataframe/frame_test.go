@@ -346,6 +346,12 @@ func TestPersist(t *testing.T) {
 	if err != nil || s != 165 {
 		t.Errorf("sum %d %v", s, err)
 	}
+	// A filter on the held partitions applies.
+	old, err := p.Filter(df.Col("age").Ge(45)).Select("name").Compute(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dftest.AssertEqual(t, old, dftest.Table(t, dftest.Strings("name", "bob", "fay")))
 }
 
 func TestGraphCrossesProcessBoundary(t *testing.T) {

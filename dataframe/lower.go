@@ -175,11 +175,19 @@ func (l *lowerer) pipeline(n *node, sink sinkSpec, prefix string) ([]graph.Key, 
 		if err != nil {
 			return nil, err
 		}
+		spec := sourceSpec{Kind: "input", Schema: schema}
 		if base.kind == kindSource && base.src.keys != nil {
+			// Held partitions: the pushed filter and projection apply here.
 			l.g.AddExternal(in...)
+			spec.Columns = base.src.columns
+			if base.src.hasFilt {
+				if spec.Filter, err = expr.Marshal(base.src.filter); err != nil {
+					return nil, err
+				}
+			}
 		}
 		for _, k := range in {
-			src = append(src, sourceSpec{Kind: "input", Schema: schema})
+			src = append(src, spec)
 			inputs = append(inputs, []graph.Key{k})
 		}
 	}
