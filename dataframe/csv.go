@@ -54,15 +54,6 @@ type csvReader struct {
 	paths []string
 }
 
-// csvPart is the params of reading one block: the block and what reading
-// it needs, in a form that crosses process boundaries.
-type csvPart struct {
-	Schema  []byte      `json:"schema"`
-	Files   []string    `json:"files"`
-	Block   csv.Block   `json:"block"`
-	Options csv.Options `json:"options"`
-}
-
 func (r *csvReader) format() string        { return "csv" }
 func (r *csvReader) schema() *arrow.Schema { return r.plan.Schema }
 func (r *csvReader) parts() int            { return len(r.plan.Blocks) }
@@ -76,7 +67,7 @@ func (r *csvReader) token() string {
 	for _, blk := range r.plan.Blocks {
 		fmt.Fprintf(&b, "%s:%d:%d;", blk.Path, blk.Offset, blk.Length)
 	}
-	o, _ := json.Marshal(wireCSVOptions(r.plan.Options))
+	o, _ := r.plan.Options.MarshalBinary()
 	b.Write(o)
 	b.WriteString(r.plan.Schema.String())
 	return b.String()
@@ -86,34 +77,16 @@ func (r *csvReader) prepare(columns []string, filter expr.Expr, hasFilter bool) 
 	return r, "", nil
 }
 
-// wireCSVOptions drops the fields that planning already used and that
-// do not encode (the schema travels separately).
-func wireCSVOptions(o csv.Options) csv.Options {
-	o.Schema = nil
-	o.Types = nil
-	return o
-}
-
 func (r *csvReader) partParams(i int) ([]byte, error) {
-	schema, err := encodeSchema(r.plan.Schema)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(csvPart{Schema: schema, Files: r.plan.Files, Block: r.plan.Blocks[i],
-		Options: wireCSVOptions(r.plan.Options)})
+	return r.plan.ForBlock(i).MarshalBinary()
 }
 
 func readCSVPart(ctx context.Context, env *graph.Env, params []byte, columns []string, filter *expr.Expr,
 	mem memory.Allocator) (arrow.RecordBatch, error) {
-	var p csvPart
-	if err := json.Unmarshal(params, &p); err != nil {
+	plan := new(csv.Plan)
+	if err := plan.UnmarshalBinary(params); err != nil {
 		return nil, fmt.Errorf("decode CSV part: %w", err)
 	}
-	schema, err := decodeSchema(p.Schema)
-	if err != nil {
-		return nil, err
-	}
-	plan := &csv.Plan{Schema: schema, Files: p.Files, Blocks: []csv.Block{p.Block}, Options: p.Options}
 	ro := csv.ReadOptions{Columns: columns, Allocator: mem}
 	if filter != nil {
 		pred := *filter

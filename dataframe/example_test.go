@@ -39,5 +39,5 @@ func Example() {
 	// oslo     12.5       1
 	// rome       40       2
 	// [3 rows x 3 columns]
-	// Select: column "ammount" not found in col("ammount") * 2; did you mean "amount"?; columns are: "shop", "amount", "paid"
+	// Select: column "ammount" not found in col("ammount") * 2; did you mean "amount"? (columns: "shop", "amount", "paid")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-data/shoal/dataframe/expr"
 	"github.com/shoal-data/shoal/dataframe/internal/agg"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/mempool"
 )
 
 // A program is what one partition task does: take rows from a source,
@@ -58,6 +59,10 @@ type sinkSpec struct {
 	Write *writeSpec  `json:"write,omitempty"`
 }
 
+// allocator recycles the buffers of intermediate results: a block read,
+// filtered and aggregated releases its buffers for the next block.
+var allocator memory.Allocator = mempool.Default
+
 // OpPartition is the op that runs a partition program.
 const OpPartition = "dataframe.partition"
 
@@ -66,7 +71,7 @@ func runPartition(ctx context.Context, in graph.OpInput) (any, error) {
 	if err := json.Unmarshal(in.Params, &p); err != nil {
 		return nil, fmt.Errorf("decode partition program: %w", err)
 	}
-	mem := memory.DefaultAllocator
+	mem := allocator
 	rec, err := p.Source.open(ctx, in, mem)
 	if err != nil {
 		return nil, err
@@ -359,7 +364,7 @@ func runAggMerge(ctx context.Context, in graph.OpInput) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return agg.Merge(ctx, recs, p.Keys, p.Specs, p.Opts, memory.DefaultAllocator)
+	return agg.Merge(ctx, recs, p.Keys, p.Specs, p.Opts, allocator)
 }
 
 func runAggFinal(ctx context.Context, in graph.OpInput) (any, error) {
@@ -374,7 +379,7 @@ func runAggFinal(ctx context.Context, in graph.OpInput) (any, error) {
 	if len(recs) != 1 {
 		return nil, fmt.Errorf("finalize takes 1 state, got %d", len(recs))
 	}
-	return agg.Finalize(ctx, recs[0], p.Keys, p.Specs, p.Opts, memory.DefaultAllocator)
+	return agg.Finalize(ctx, recs[0], p.Keys, p.Specs, p.Opts, allocator)
 }
 
 type concatParams struct {
@@ -394,7 +399,7 @@ func runConcat(ctx context.Context, in graph.OpInput) (any, error) {
 			return nil, err
 		}
 	}
-	return concatInputs(in.Inputs, schema, memory.DefaultAllocator)
+	return concatInputs(in.Inputs, schema, allocator)
 }
 
 func runHead(ctx context.Context, in graph.OpInput) (any, error) {
@@ -421,7 +426,7 @@ func runHead(ctx context.Context, in graph.OpInput) (any, error) {
 			rows += r.NumRows()
 		}
 	}
-	rec, err := concatInputs(recs, schema, memory.DefaultAllocator)
+	rec, err := concatInputs(recs, schema, allocator)
 	if err != nil {
 		return nil, err
 	}

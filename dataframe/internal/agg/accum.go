@@ -1,7 +1,6 @@
 package agg
 
 import (
-	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -10,63 +9,63 @@ import (
 )
 
 // An accumulator holds the running state of one spec for every group, as
-// typed slices indexed by group id. Its loops run over a chunk of rows and
-// the chunk's group ids; gids == nil means every row belongs to group 0
-// (a whole-column reduction), which gets loops without the indirection.
+// typed slices indexed by group id. Its loops run over a span of rows and
+// their group ids (gids[j] is the group of the span's j-th row); gids ==
+// nil means every row belongs to group 0 (a whole-column reduction), which
+// gets loops without the indirection.
 type accumulator interface {
-	// grow makes room for n groups; new groups get the empty state.
-	grow(n int)
-	// update folds rows [lo, hi) of the input column into groups gids.
-	update(col arrow.Array, lo, hi int, gids []uint32)
-	// merge folds rows [lo, hi) of the spec's state columns into groups gids.
-	merge(cols []arrow.Array, lo, hi int, gids []uint32)
+	// grow makes room for n groups, new groups with the empty state, and
+	// when it must reallocate, for at least hint groups.
+	grow(n, hint int)
+	// update folds the rows s of the input column into groups gids.
+	update(col arrow.Array, s span, gids []uint32)
+	// merge folds the rows s of the spec's state columns into groups gids.
+	merge(cols []arrow.Array, s span, gids []uint32)
 	// state builds the state columns of the groups in order (every group,
 	// in id order, when order is nil).
 	state(mem memory.Allocator, order []uint32) []arrow.Array
 }
 
-// growTo extends s to n elements set to init.
-func growTo[T any](s []T, n int, init T) []T {
+// growTo extends s to n elements set to init, reallocating to at least
+// hint elements (and at least doubling) when it must.
+func growTo[T any](s []T, n, hint int, init T) []T {
 	if n <= len(s) {
 		return s
 	}
 	old := len(s)
-	s = slices.Grow(s, n-old)[:n]
+	if n > cap(s) {
+		ns := make([]T, old, max(n, hint, 2*cap(s)))
+		copy(ns, s)
+		s = ns
+	}
+	s = s[:n]
 	for i := old; i < n; i++ {
 		s[i] = init
 	}
 	return s
 }
 
-// load returns rows [lo, hi) of a numeric or boolean column as a []T (for
-// booleans T is uint8 and the bits are unpacked into scratch).
-func load[T any](col arrow.Array, lo, hi int, scratch *[]uint8) []T {
-	if col.DataType().ID() == arrow.BOOL {
-		n := hi - lo
-		if cap(*scratch) < n {
-			*scratch = make([]uint8, n)
-		}
-		s := (*scratch)[:n]
-		boolsOf(col, lo, hi, s)
-		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(s))), n)
+func countValid(bm []byte, boff, n int) int {
+	if bm == nil {
+		return n
 	}
-	return fixedValues[T](col)[lo:hi]
+	return bitutil.CountSetBits(bm, boff, n)
 }
 
 // ---- sum ----
 
 type sumAcc[T number, A int64 | uint64 | float64] struct {
-	sums    []A
-	typ     arrow.DataType
-	scratch []uint8
+	sums []A
+	typ  arrow.DataType
+	in   []T
+	sin  []A
 }
 
-func (a *sumAcc[T, A]) grow(n int) { a.sums = growTo(a.sums, n, 0) }
+func (a *sumAcc[T, A]) grow(n, hint int) { a.sums = growTo(a.sums, n, hint, 0) }
 
-func (a *sumAcc[T, A]) update(col arrow.Array, lo, hi int, gids []uint32) {
-	vals := load[T](col, lo, hi, &a.scratch)
-	bm, boff := validity(col)
-	boff += lo
+func (a *sumAcc[T, A]) update(col arrow.Array, s span, gids []uint32) {
+	vals := load(col, s, &a.in)
+	bm, boff := validOf(col, s)
 	sums := a.sums
 	if gids == nil {
 		sums[0] += sumAll[T, A](vals, bm, boff)
@@ -112,8 +111,8 @@ func sumAll[T number, A int64 | uint64 | float64](vals []T, bm []byte, boff int)
 	return s0
 }
 
-func (a *sumAcc[T, A]) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
-	vals := fixedValues[A](cols[0])[lo:hi]
+func (a *sumAcc[T, A]) merge(cols []arrow.Array, s span, gids []uint32) {
+	vals := load(cols[0], s, &a.sin)
 	if gids == nil {
 		for _, v := range vals {
 			a.sums[0] += v
@@ -135,8 +134,10 @@ func (a *sumAcc[T, A]) state(mem memory.Allocator, order []uint32) []arrow.Array
 // meanAcc keeps each group's sum and count side by side: one cache line
 // per row when there are many groups.
 type meanAcc[T number] struct {
-	st      []meanState
-	scratch []uint8
+	st  []meanState
+	in  []T
+	sin []float64
+	cin []int64
 }
 
 type meanState struct {
@@ -144,12 +145,11 @@ type meanState struct {
 	n   int64
 }
 
-func (a *meanAcc[T]) grow(n int) { a.st = growTo(a.st, n, meanState{}) }
+func (a *meanAcc[T]) grow(n, hint int) { a.st = growTo(a.st, n, hint, meanState{}) }
 
-func (a *meanAcc[T]) update(col arrow.Array, lo, hi int, gids []uint32) {
-	vals := load[T](col, lo, hi, &a.scratch)
-	bm, boff := validity(col)
-	boff += lo
+func (a *meanAcc[T]) update(col arrow.Array, s span, gids []uint32) {
+	vals := load(col, s, &a.in)
+	bm, boff := validOf(col, s)
 	st := a.st
 	if gids == nil {
 		st[0].sum += sumAll[T, float64](vals, bm, boff)
@@ -159,52 +159,41 @@ func (a *meanAcc[T]) update(col arrow.Array, lo, hi int, gids []uint32) {
 	gids = gids[:len(vals)]
 	if bm == nil {
 		for j, g := range gids {
-			s := &st[g]
-			s.sum += float64(vals[j])
-			s.n++
+			p := &st[g]
+			p.sum += float64(vals[j])
+			p.n++
 		}
 		return
 	}
 	for j, g := range gids {
 		if bitSet(bm, boff+j) {
-			s := &st[g]
-			s.sum += float64(vals[j])
-			s.n++
+			p := &st[g]
+			p.sum += float64(vals[j])
+			p.n++
 		}
 	}
 }
 
-func countValid(bm []byte, boff, n int) int {
-	if bm == nil {
-		return n
-	}
-	return bitutil.CountSetBits(bm, boff, n)
-}
-
-func (a *meanAcc[T]) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
-	sv := fixedValues[float64](cols[0])[lo:hi]
-	cv := fixedValues[int64](cols[1])[lo:hi]
+func (a *meanAcc[T]) merge(cols []arrow.Array, s span, gids []uint32) {
+	sv := load(cols[0], s, &a.sin)
+	cv := load(cols[1], s, &a.cin)
 	cv = cv[:len(sv)]
 	for j := range sv {
 		var g uint32
 		if gids != nil {
 			g = gids[j]
 		}
-		s := &a.st[g]
-		s.sum += sv[j]
-		s.n += cv[j]
+		p := &a.st[g]
+		p.sum += sv[j]
+		p.n += cv[j]
 	}
 }
 
 func (a *meanAcc[T]) state(mem memory.Allocator, order []uint32) []arrow.Array {
-	sums := make([]float64, len(a.st))
-	counts := make([]int64, len(a.st))
-	for i, s := range a.st {
-		sums[i], counts[i] = s.sum, s.n
-	}
+	st := a.st
 	return []arrow.Array{
-		fixedArray(mem, arrow.PrimitiveTypes.Float64, sums, nil, order),
-		fixedArray(mem, arrow.PrimitiveTypes.Int64, counts, nil, order),
+		gather(mem, arrow.PrimitiveTypes.Float64, len(st), order, func(g uint32) float64 { return st[g].sum }),
+		gather(mem, arrow.PrimitiveTypes.Int64, len(st), order, func(g uint32) int64 { return st[g].n }),
 	}
 }
 
@@ -213,23 +202,25 @@ func (a *meanAcc[T]) state(mem memory.Allocator, order []uint32) []arrow.Array {
 type countAcc struct {
 	counts []int64
 	size   bool // count rows, nulls included
+	cin    []int64
+	bits   []byte
 }
 
-func (a *countAcc) grow(n int) { a.counts = growTo(a.counts, n, 0) }
+func (a *countAcc) grow(n, hint int) { a.counts = growTo(a.counts, n, hint, 0) }
 
-func (a *countAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
+func (a *countAcc) update(col arrow.Array, s span, gids []uint32) {
 	var bm []byte
 	var boff int
 	if !a.size {
-		bm, boff = validity(col)
-		boff += lo
+		bm, boff = validOf(col, s)
 	}
+	n := s.len()
 	if gids == nil {
-		a.counts[0] += int64(countValid(bm, boff, hi-lo))
+		a.counts[0] += int64(countValid(bm, boff, n))
 		return
 	}
 	counts := a.counts
-	gids = gids[:hi-lo]
+	gids = gids[:n]
 	if bm == nil {
 		for _, g := range gids {
 			counts[g]++
@@ -243,8 +234,8 @@ func (a *countAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
 	}
 }
 
-func (a *countAcc) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
-	cv := fixedValues[int64](cols[0])[lo:hi]
+func (a *countAcc) merge(cols []arrow.Array, s span, gids []uint32) {
+	cv := load(cols[0], s, &a.cin)
 	if gids == nil {
 		for _, c := range cv {
 			a.counts[0] += c
@@ -267,8 +258,10 @@ func (a *countAcc) state(mem memory.Allocator, order []uint32) []arrow.Array {
 // row-at-a-time update does not lose the low digits of a mean much larger
 // than the spread (values near 1e9 that differ by 1).
 type varAcc[T number] struct {
-	st      []varState
-	scratch []uint8
+	st  []varState
+	in  []T
+	cin []int64
+	fin [3][]float64
 }
 
 type varState struct {
@@ -276,7 +269,7 @@ type varState struct {
 	mean, low, m2 float64
 }
 
-func (a *varAcc[T]) grow(n int) { a.st = growTo(a.st, n, varState{}) }
+func (a *varAcc[T]) grow(n, hint int) { a.st = growTo(a.st, n, hint, varState{}) }
 
 // twoSum returns a+b rounded and its rounding error (Knuth).
 func twoSum(a, b float64) (s, e float64) {
@@ -306,12 +299,11 @@ func (a *varAcc[T]) combine(g uint32, n int64, mean, low, m2 float64) {
 	s.n = tot
 }
 
-func (a *varAcc[T]) update(col arrow.Array, lo, hi int, gids []uint32) {
-	vals := load[T](col, lo, hi, &a.scratch)
-	bm, boff := validity(col)
-	boff += lo
+func (a *varAcc[T]) update(col arrow.Array, s span, gids []uint32) {
+	vals := load(col, s, &a.in)
+	bm, boff := validOf(col, s)
 	if gids == nil {
-		// The corrected two-pass algorithm over the chunk, then one merge.
+		// The corrected two-pass algorithm over the span, then one merge.
 		n := int64(countValid(bm, boff, len(vals)))
 		if n == 0 {
 			return
@@ -335,22 +327,22 @@ func (a *varAcc[T]) update(col arrow.Array, lo, hi int, gids []uint32) {
 		if bm != nil && !bitSet(bm, boff+j) {
 			continue
 		}
-		s := &st[g]
+		p := &st[g]
 		x := float64(vals[j])
-		s.n++
-		d := (x - s.mean) - s.low
-		m, e := twoSum(s.mean, d/float64(s.n))
-		l := s.low + e
-		s.mean, s.low = m, l
-		s.m2 += d * ((x - m) - l)
+		p.n++
+		d := (x - p.mean) - p.low
+		m, e := twoSum(p.mean, d/float64(p.n))
+		l := p.low + e
+		p.mean, p.low = m, l
+		p.m2 += d * ((x - m) - l)
 	}
 }
 
-func (a *varAcc[T]) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
-	cv := fixedValues[int64](cols[0])[lo:hi]
-	mv := fixedValues[float64](cols[1])[lo:hi]
-	sv := fixedValues[float64](cols[2])[lo:hi]
-	lv := fixedValues[float64](cols[3])[lo:hi]
+func (a *varAcc[T]) merge(cols []arrow.Array, s span, gids []uint32) {
+	cv := load(cols[0], s, &a.cin)
+	mv := load(cols[1], s, &a.fin[0])
+	sv := load(cols[2], s, &a.fin[1])
+	lv := load(cols[3], s, &a.fin[2])
 	for j := range cv {
 		var g uint32
 		if gids != nil {
@@ -361,43 +353,38 @@ func (a *varAcc[T]) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
 }
 
 func (a *varAcc[T]) state(mem memory.Allocator, order []uint32) []arrow.Array {
-	n := len(a.st)
-	counts := make([]int64, n)
-	means, m2s, lows := make([]float64, n), make([]float64, n), make([]float64, n)
-	for i, s := range a.st {
-		counts[i], means[i], m2s[i], lows[i] = s.n, s.mean, s.m2, s.low
-	}
+	st, f64 := a.st, arrow.PrimitiveTypes.Float64
 	return []arrow.Array{
-		fixedArray(mem, arrow.PrimitiveTypes.Int64, counts, nil, order),
-		fixedArray(mem, arrow.PrimitiveTypes.Float64, means, nil, order),
-		fixedArray(mem, arrow.PrimitiveTypes.Float64, m2s, nil, order),
-		fixedArray(mem, arrow.PrimitiveTypes.Float64, lows, nil, order),
+		gather(mem, arrow.PrimitiveTypes.Int64, len(st), order, func(g uint32) int64 { return st[g].n }),
+		gather(mem, f64, len(st), order, func(g uint32) float64 { return st[g].mean }),
+		gather(mem, f64, len(st), order, func(g uint32) float64 { return st[g].m2 }),
+		gather(mem, f64, len(st), order, func(g uint32) float64 { return st[g].low }),
 	}
 }
 
 // ---- min, max, first, last of fixed-width values ----
 
 type pickAcc[T number] struct {
-	fn      Func
-	typ     arrow.DataType
-	vals    []T
-	seen    []bool
-	scratch []uint8
+	fn   Func
+	typ  arrow.DataType
+	vals []T
+	seen []bool
+	in   []T
 }
 
-func (a *pickAcc[T]) grow(n int) {
-	a.vals = growTo(a.vals, n, 0)
-	a.seen = growTo(a.seen, n, false)
+func (a *pickAcc[T]) grow(n, hint int) {
+	a.vals = growTo(a.vals, n, hint, 0)
+	a.seen = growTo(a.seen, n, hint, false)
 }
 
-func (a *pickAcc[T]) update(col arrow.Array, lo, hi int, gids []uint32) {
-	vals := load[T](col, lo, hi, &a.scratch)
-	bm, boff := validity(col)
-	a.fold(vals, bm, boff+lo, gids)
+func (a *pickAcc[T]) update(col arrow.Array, s span, gids []uint32) {
+	vals := load(col, s, &a.in)
+	bm, boff := validOf(col, s)
+	a.fold(vals, bm, boff, gids)
 }
 
-func (a *pickAcc[T]) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
-	a.update(cols[0], lo, hi, gids)
+func (a *pickAcc[T]) merge(cols []arrow.Array, s span, gids []uint32) {
+	a.update(cols[0], s, gids)
 }
 
 // fold folds values into the groups. Floats: NaN loses to any number in
@@ -501,13 +488,13 @@ type strPickAcc struct {
 	in   strLoader
 }
 
-func (a *strPickAcc) grow(n int) {
-	a.vals = growTo(a.vals, n, "")
-	a.seen = growTo(a.seen, n, false)
+func (a *strPickAcc) grow(n, hint int) {
+	a.vals = growTo(a.vals, n, hint, "")
+	a.seen = growTo(a.seen, n, hint, false)
 }
 
-func (a *strPickAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
-	strs, valid := a.in.load(col, lo, hi)
+func (a *strPickAcc) update(col arrow.Array, s span, gids []uint32) {
+	strs, valid := a.in.load(col, s)
 	out, seen := a.vals, a.seen
 	for j, v := range strs {
 		if valid != nil && !valid[j] {
@@ -529,8 +516,8 @@ func (a *strPickAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
 	}
 }
 
-func (a *strPickAcc) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
-	a.update(cols[0], lo, hi, gids)
+func (a *strPickAcc) merge(cols []arrow.Array, s span, gids []uint32) {
+	a.update(cols[0], s, gids)
 }
 
 func (a *strPickAcc) state(mem memory.Allocator, order []uint32) []arrow.Array {
@@ -540,23 +527,23 @@ func (a *strPickAcc) state(mem memory.Allocator, order []uint32) []arrow.Array {
 // ---- any, all ----
 
 type anyAllAcc struct {
-	all     bool
-	flags   []uint8
-	scratch []uint8
+	all   bool
+	flags []uint8
+	in    []uint8
+	bits  []byte
 }
 
-func (a *anyAllAcc) grow(n int) {
+func (a *anyAllAcc) grow(n, hint int) {
 	init := uint8(0)
 	if a.all {
 		init = 1
 	}
-	a.flags = growTo(a.flags, n, init)
+	a.flags = growTo(a.flags, n, hint, init)
 }
 
-func (a *anyAllAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
-	vals := load[uint8](col, lo, hi, &a.scratch)
-	bm, boff := validity(col)
-	boff += lo
+func (a *anyAllAcc) update(col arrow.Array, s span, gids []uint32) {
+	vals := load(col, s, &a.in)
+	bm, boff := validOf(col, s)
 	flags := a.flags
 	for j, v := range vals {
 		if bm != nil && !bitSet(bm, boff+j) {
@@ -574,8 +561,8 @@ func (a *anyAllAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
 	}
 }
 
-func (a *anyAllAcc) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
-	a.update(cols[0], lo, hi, gids)
+func (a *anyAllAcc) merge(cols []arrow.Array, s span, gids []uint32) {
+	a.update(cols[0], s, gids)
 }
 
 func (a *anyAllAcc) state(mem memory.Allocator, order []uint32) []arrow.Array {

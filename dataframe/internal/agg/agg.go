@@ -13,8 +13,8 @@ import (
 
 // chunkRows is how many rows the kernels take at a time: the group ids of a
 // chunk stay in cache while every aggregate runs over it, and the context is
-// checked between chunks.
-const chunkRows = 1 << 16
+// checked between chunks. (A variable so that tests can make chunks small.)
+var chunkRows = 1 << 16
 
 // Partial aggregates one record batch into a partial state: one row per
 // group (one row in all when keys is empty), with the key columns first and
@@ -38,23 +38,20 @@ func Partial(ctx context.Context, rec arrow.RecordBatch, keys []string, specs []
 	var g *grouper
 	if len(keys) > 0 {
 		g = newGrouper(keyTypes)
+		defer g.release()
 		g.prepare(keyCols)
 	} else {
 		for _, a := range accs {
-			a.grow(1)
+			a.grow(1, 1)
 		}
 	}
-	inputs := make([]arrow.Array, len(specs))
+	inputs := make([][]arrow.Array, len(specs))
 	for i, c := range p.cols {
 		if c >= 0 {
-			inputs[i] = rec.Column(c)
+			inputs[i] = []arrow.Array{rec.Column(c)}
 		}
 	}
-	err = eachChunk(ctx, int(rec.NumRows()), g, keyCols, func(lo, hi int, gids []uint32) {
-		for i, a := range accs {
-			a.update(inputs[i], lo, hi, gids)
-		}
-	}, accs)
+	err = eachChunk(ctx, mem, int(rec.NumRows()), g, keyCols, accs, inputs, false)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +60,9 @@ func Partial(ctx context.Context, rec arrow.RecordBatch, keys []string, specs []
 
 // Merge combines partial states made by Partial or Merge into one, for the
 // same keys, specs and options. Order matters for first and last: values of
-// earlier states come first.
+// earlier states come first, and groups come in the order they first
+// appear. The caller releases the result, which is states[0] itself,
+// retained, when there is only one state.
 func Merge(ctx context.Context, states []arrow.RecordBatch, keys []string, specs []Spec, opts Options, mem memory.Allocator) (arrow.RecordBatch, error) {
 	if len(states) == 0 {
 		return nil, errors.New("agg: Merge given no partial states")
@@ -98,6 +97,7 @@ func Merge(ctx context.Context, states []arrow.RecordBatch, keys []string, specs
 	var g *grouper
 	if len(keys) > 0 {
 		g = newGrouper(keyTypes)
+		defer g.release()
 		// Each state has distinct groups: the largest is a lower bound.
 		most := 0
 		for _, st := range states {
@@ -106,7 +106,7 @@ func Merge(ctx context.Context, states []arrow.RecordBatch, keys []string, specs
 		g.reserve(most)
 	} else {
 		for _, a := range accs {
-			a.grow(1)
+			a.grow(1, 1)
 		}
 	}
 	for _, st := range states {
@@ -118,11 +118,7 @@ func Merge(ctx context.Context, states []arrow.RecordBatch, keys []string, specs
 		for i, c := range p.cols {
 			inputs[i] = st.Columns()[c : c+stateWidth(specs[i].Func)]
 		}
-		err := eachChunk(ctx, int(st.NumRows()), g, keyCols, func(lo, hi int, gids []uint32) {
-			for i, a := range accs {
-				a.merge(inputs[i], lo, hi, gids)
-			}
-		}, accs)
+		err := eachChunk(ctx, mem, int(st.NumRows()), g, keyCols, accs, inputs, true)
 		if err != nil {
 			return nil, err
 		}
@@ -130,31 +126,143 @@ func Merge(ctx context.Context, states []arrow.RecordBatch, keys []string, specs
 	return p.emit(mem, g, keyTypes, accs, opts)
 }
 
-// eachChunk runs fn over the rows in chunks, with the chunk's group ids
-// (nil when there are no keys), growing the accumulators to the number of
-// groups first.
-func eachChunk(ctx context.Context, rows int, g *grouper, keyCols []arrow.Array, fn func(lo, hi int, gids []uint32), accs []accumulator) error {
-	var gids []uint32
-	if g != nil {
-		gids = make([]uint32, min(rows, chunkRows))
+// eachChunk folds the rows of a batch into the accumulators (update from
+// input columns, or merge from state columns): inputs[i] are the columns
+// accumulator i reads. Rows are taken in order, in chunks, with their group
+// ids, until the groups are so many that radix partitioning pays (see
+// radix.go).
+func eachChunk(ctx context.Context, mem memory.Allocator, rows int, g *grouper, keyCols []arrow.Array, accs []accumulator, inputs [][]arrow.Array, merge bool) error {
+	fold := func(in [][]arrow.Array, s span, gids []uint32) {
+		for i, a := range accs {
+			if merge {
+				a.merge(in[i], s, gids)
+				continue
+			}
+			var col arrow.Array
+			if len(in[i]) > 0 {
+				col = in[i][0]
+			}
+			a.update(col, s, gids)
+		}
 	}
-	for lo := 0; lo < rows; lo += chunkRows {
+	if g == nil {
+		for lo := 0; lo < rows; lo += chunkRows {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			fold(inputs, rowRange(lo, min(lo+chunkRows, rows)), nil)
+		}
+		return ctx.Err()
+	}
+	gids := make([]uint32, min(rows, chunkRows))
+	for lo := 0; lo < rows; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		hi := min(lo+chunkRows, rows)
-		var ids []uint32
-		if g != nil {
-			ids = gids[:hi-lo]
-			g.ids(keyCols, lo, hi, ids)
-			n := g.size()
-			for _, a := range accs {
-				a.grow(n)
+		if lo > 0 {
+			hi := min(lo+radixBlockRows, rows)
+			g.noteCreated()
+			if pos, perm, pg, first, ok := g.radixIDs(keyCols, lo, hi, &g.radix); ok {
+				g.noteRadix(byFirstRow(first, uint32(g.size()-len(first)), lo, hi, &g.radix))
+				for _, a := range accs {
+					a.grow(g.size(), g.hint)
+				}
+				if err := radixFold(ctx, mem, inputs, lo, hi, pos, perm, pg, fold, &g.keep); err != nil {
+					return err
+				}
+				lo = hi
+				continue
 			}
 		}
-		fn(lo, hi, ids)
+		hi := min(lo+chunkRows, rows)
+		ids := gids[:hi-lo]
+		g.ids(keyCols, lo, hi, ids)
+		n := g.size()
+		if lo == 0 && hi < rows && n > 1024 {
+			g.reserve(estimateDistinct(n, hi, rows))
+		}
+		for _, a := range accs {
+			a.grow(n, g.hint)
+		}
+		fold(inputs, rowRange(lo, hi), ids)
+		lo = hi
 	}
+	g.noteCreated()
 	return ctx.Err()
+}
+
+// radixFold scatters rows [lo, hi) of the input columns to their
+// partitioned positions pos and folds them in that order, with the group
+// ids gids of those positions.
+// Scattered columns of strings (or lists of them) go to keep, not
+// released: accumulators hold strings that point into them until the state
+// is built.
+func radixFold(ctx context.Context, mem memory.Allocator, inputs [][]arrow.Array, lo, hi int, pos, perm, gids []uint32, fold func([][]arrow.Array, span, []uint32), keep *[]arrow.Array) error {
+	scattered := map[arrow.Array]arrow.Array{}
+	defer func() {
+		for _, c := range scattered {
+			if isFixedWidth(c.DataType()) {
+				c.Release()
+			} else {
+				*keep = append(*keep, c)
+			}
+		}
+	}()
+	in := make([][]arrow.Array, len(inputs))
+	for i, cols := range inputs {
+		for _, c := range cols {
+			sc, ok := scattered[c]
+			if !ok {
+				var err error
+				if sc, err = scatterColumn(ctx, mem, c, lo, hi, pos, perm); err != nil {
+					return err
+				}
+				scattered[c] = sc
+			}
+			in[i] = append(in[i], sc)
+		}
+	}
+	n := hi - lo
+	for a := 0; a < n; a += chunkRows {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b := min(a+chunkRows, n)
+		fold(in, rowRange(a, b), gids[a:b])
+	}
+	return nil
+}
+
+// isFixedWidth reports whether t's values are held in a fixed-width
+// buffer (no strings an accumulator could point into).
+func isFixedWidth(t arrow.DataType) bool {
+	c := classify(t)
+	return c == classInt || c == classUint || c == classFloat || c == classBool
+}
+
+// estimateDistinct guesses how many distinct keys rows rows hold when the
+// first k rows hold d, as if keys were drawn uniformly from a set of N:
+// it finds N from d = N(1 - exp(-k/N)), then returns N(1 - exp(-rows/N)).
+// It lets a table start at its final size instead of doubling its way
+// there when there are many groups.
+func estimateDistinct(d, k, rows int) int {
+	if d >= k {
+		return rows
+	}
+	expect := func(n float64, draws int) float64 { return n * -math.Expm1(-float64(draws)/n) }
+	lo, hi := float64(d), float64(d)
+	for expect(hi, k) < float64(d) && hi < 1e15 {
+		hi *= 2
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if expect(mid, k) < float64(d) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return min(rows, int(expect(hi, rows)))
 }
 
 func (p *plan) accumulators() ([]accumulator, error) {
@@ -186,11 +294,12 @@ func (p *plan) emit(mem memory.Allocator, g *grouper, keyTypes []arrow.DataType,
 	var cols []arrow.Array
 	if g != nil {
 		rows = g.size()
+		order = g.order
 		if opts.DropNullKeys {
-			order = nonNullGroups(g)
-			if order != nil {
-				rows = len(order)
-			}
+			order = nonNullGroups(g, order)
+		}
+		if order != nil {
+			rows = len(order)
 		}
 		kc, err := g.keyColumns(mem, keyTypes, order)
 		if err != nil {
@@ -205,9 +314,9 @@ func (p *plan) emit(mem memory.Allocator, g *grouper, keyTypes []arrow.DataType,
 	return array.NewRecordBatch(p.stateSchema(), cols, int64(rows)), nil
 }
 
-// nonNullGroups lists the groups with no null key, or returns nil when no
-// group has one.
-func nonNullGroups(g *grouper) []uint32 {
+// nonNullGroups returns the groups of order (all, in id order, when nil)
+// with no null key; order itself when no group has one.
+func nonNullGroups(g *grouper, order []uint32) []uint32 {
 	hasNull := false
 	for _, t := range g.tables {
 		if t.nullID() >= 0 {
@@ -215,15 +324,23 @@ func nonNullGroups(g *grouper) []uint32 {
 		}
 	}
 	if !hasNull {
-		return nil
+		return order
 	}
-	order := make([]uint32, 0, g.size())
-	for gid := range uint32(g.size()) {
+	out := make([]uint32, 0, g.size())
+	if order == nil {
+		for gid := range uint32(g.size()) {
+			if !g.hasNullKey(gid) {
+				out = append(out, gid)
+			}
+		}
+		return out
+	}
+	for _, gid := range order {
 		if !g.hasNullKey(gid) {
-			order = append(order, gid)
+			out = append(out, gid)
 		}
 	}
-	return order
+	return out
 }
 
 // stateWidth is the number of state columns of a function.

@@ -327,11 +327,14 @@ func TestMatrix(t *testing.T) {
 	keyTypes := []arrow.DataType{tString, tLarge, tBinary, tDict, tDict8, tInt8, tInt16, tInt32, tInt64, tUint8, tUint32, tUint64, tFloat32, tFloat64, tBool, tDate32, tTS}
 	valTypes := []arrow.DataType{tInt8, tInt16, tInt32, tInt64, tUint8, tUint16, tUint32, tUint64, tFloat32, tFloat64, tBool, tString, tLarge, tBinary, tDict, tDate32, tTS}
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, kt := range keyTypes {
-		for _, vt := range valTypes {
+	for i, kt := range keyTypes {
+		for j, vt := range valTypes {
 			t.Run(fmt.Sprintf("%s/%s", kt, vt), func(t *testing.T) {
+				if (i+j)%2 == 1 {
+					defer tinyTuning.set()()
+				}
 				mem := checkedMem(t)
-				n := 500
+				n := 300
 				cols := []column{randomColumn(r, "k", kt, n, 13, 0.1), randomColumn(r, "v", vt, n, 40, 0.2)}
 				var specs []Spec
 				for _, f := range Funcs {
@@ -341,7 +344,7 @@ func TestMatrix(t *testing.T) {
 				}
 				rec := buildRecord(mem, cols)
 				defer rec.Release()
-				parts := splitRecord(rec, []int{0, 100, 101, 350})
+				parts := splitRecord(rec, []int{0, 100, 101, 250})
 				defer releaseRecs(parts)
 				for _, opts := range []Options{{}, {DropNullKeys: true, Sort: true}} {
 					for _, keys := range [][]string{{"k"}, nil} {
@@ -533,5 +536,67 @@ func TestCancel(t *testing.T) {
 	}
 	if _, err := HashPartition(ctx, rec, []string{"k"}, 2, mem); !errors.Is(err, context.Canceled) {
 		t.Errorf("HashPartition: %v", err)
+	}
+}
+
+func TestEstimateDistinct(t *testing.T) {
+	tests := []struct {
+		d, k, rows int
+		lo, hi     int // the estimate must be in [lo, hi]
+	}{
+		{d: 100, k: 65536, rows: 1_250_000, lo: 100, hi: 101},
+		{d: 65536, k: 65536, rows: 1_250_000, lo: 1_250_000, hi: 1_250_000},
+		// 65536 uniform draws from 1e6 values give about 63,470 distinct;
+		// 1.25M draws give about 713,500.
+		{d: 63470, k: 65536, rows: 1_250_000, lo: 690_000, hi: 740_000},
+		{d: 50000, k: 65536, rows: 65536 * 2, lo: 50000, hi: 131072},
+	}
+	for _, tt := range tests {
+		if got := estimateDistinct(tt.d, tt.k, tt.rows); got < tt.lo || got > tt.hi {
+			t.Errorf("estimateDistinct(%d, %d, %d) = %d, want in [%d, %d]", tt.d, tt.k, tt.rows, got, tt.lo, tt.hi)
+		}
+	}
+}
+
+// TestManyGroups runs inputs with many groups through large chunks, where
+// the table estimate and radix partitioning take over, and compares with
+// grouping in input order.
+func TestManyGroups(t *testing.T) {
+	if testing.Short() {
+		t.Skip("many rows")
+	}
+	defer tuning{chunk: 4096, tableBytes: 256 << 10, partBytes: 16 << 10, block: 20000}.set()()
+	passes := radixPasses.Load()
+	mem := checkedMem(t)
+	r := rand.New(rand.NewPCG(11, 12))
+	n := 60_000
+	cols := []column{
+		randomColumn(r, "s", tString, n, 40_000, 0.01),
+		randomColumn(r, "i", tInt64, n, 40_000, 0.01),
+		randomColumn(r, "a", tInt32, n, 500, 0),
+		randomColumn(r, "v", tInt64, n, 1000, 0.1),
+		randomColumn(r, "f", tFloat64, n, 1000, 0.1),
+	}
+	rec := buildRecord(mem, cols)
+	defer rec.Release()
+	parts := splitRecord(rec, []int{25_000, 30_000})
+	defer releaseRecs(parts)
+	specs := []Spec{{Func: Sum, Column: "v"}, {Func: First, Column: "f", Name: "first"}, {Func: Last, Column: "v", Name: "last"},
+		{Func: Mean, Column: "f", Name: "mean"}, {Func: Size}}
+	for _, keys := range [][]string{{"s"}, {"i"}, {"a", "i"}} {
+		for _, opts := range []Options{{}, {DropNullKeys: true, Sort: true}} {
+			got := aggregate(t, mem, parts, keys, specs, opts)
+			restore := tuning{chunkRows, 1 << 62, radixPartBytes, radixBlockRows}.set() // no radix
+			want := aggregate(t, mem, parts, keys, specs, opts)
+			restore()
+			if d := diffRows(rowsOf(got), rowsOf(want)); d != "" {
+				t.Errorf("keys %v, %+v: radix differs from in-order grouping:\n%s", keys, opts, d)
+			}
+			got.Release()
+			want.Release()
+		}
+	}
+	if radixPasses.Load() == passes {
+		t.Error("no radix pass")
 	}
 }

@@ -106,135 +106,6 @@ func bytesToString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// strLoader reads rows of a string-like or dictionary-of-strings column as
-// strings that point into the column's buffers (valid while it lives), with
-// their validity. It keeps the strings of the last dictionary it saw, so a
-// dictionary is read once, not once per chunk.
-type strLoader struct {
-	dict       arrow.ArrayData
-	entries    []string
-	entryValid []bool // nil when no entry is null
-	strs       []string
-	valid      []bool
-}
-
-// load returns rows [lo, hi) of col and their validity, nil when every row
-// is valid. Null rows read as "".
-func (l *strLoader) load(col arrow.Array, lo, hi int) ([]string, []bool) {
-	n := hi - lo
-	if cap(l.strs) < n {
-		l.strs = make([]string, n)
-		l.valid = make([]bool, n)
-	}
-	strs, valid := l.strs[:n], l.valid[:n]
-	bm, boff := validity(col)
-	boff += lo
-	anyNull := bm != nil
-	if anyNull {
-		for j := range valid {
-			valid[j] = bitSet(bm, boff+j)
-		}
-	}
-	d, ok := col.(*array.Dictionary)
-	if !ok {
-		v := newStringView(col)
-		if v.offs32 != nil {
-			o := v.offs32[lo : hi+1]
-			for j := range strs {
-				a, b := o[j], o[j+1]
-				if a == b {
-					strs[j] = ""
-				} else {
-					strs[j] = unsafe.String(&v.data[a], int(b-a))
-				}
-			}
-		} else {
-			for j := range strs {
-				strs[j] = v.str(lo + j)
-			}
-		}
-		if !anyNull {
-			return strs, nil
-		}
-		return strs, valid
-	}
-	l.readDict(d)
-	if l.entryValid != nil && !anyNull {
-		for j := range valid {
-			valid[j] = true
-		}
-		anyNull = true
-	}
-	idx := d.Indices()
-	var rowValid []bool
-	if anyNull {
-		rowValid = valid
-	}
-	switch idx.DataType().ID() {
-	case arrow.INT8:
-		dictStrings(fixedValues[int8](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
-	case arrow.UINT8:
-		dictStrings(fixedValues[uint8](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
-	case arrow.INT16:
-		dictStrings(fixedValues[int16](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
-	case arrow.UINT16:
-		dictStrings(fixedValues[uint16](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
-	case arrow.INT32:
-		dictStrings(fixedValues[int32](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
-	case arrow.UINT32:
-		dictStrings(fixedValues[uint32](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
-	case arrow.INT64:
-		dictStrings(fixedValues[int64](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
-	case arrow.UINT64:
-		dictStrings(fixedValues[uint64](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
-	}
-	return strs, rowValid
-}
-
-// readDict caches the entries of d's dictionary.
-func (l *strLoader) readDict(d *array.Dictionary) {
-	dd := d.Data().Dictionary()
-	if dd == l.dict {
-		return
-	}
-	l.dict = dd
-	dict := d.Dictionary()
-	v := newStringView(dict)
-	l.entries = make([]string, dict.Len())
-	for i := range l.entries {
-		l.entries[i] = v.str(i)
-	}
-	l.entryValid = nil
-	if bm, boff := validity(dict); bm != nil {
-		l.entryValid = make([]bool, dict.Len())
-		for i := range l.entryValid {
-			l.entryValid[i] = bitSet(bm, boff+i)
-		}
-	}
-}
-
-// dictStrings looks up the entries of rows; valid (nil when every row and
-// entry is valid) holds the rows' validity and gets the entries' folded in.
-// The index of a null row can be anything: it is not looked up.
-func dictStrings[T integer](idx []T, entries []string, entryValid []bool, strs []string, valid []bool) {
-	if valid == nil {
-		for j, k := range idx {
-			strs[j] = entries[k]
-		}
-		return
-	}
-	for j, k := range idx {
-		if !valid[j] {
-			strs[j] = ""
-			continue
-		}
-		strs[j] = entries[k]
-		if entryValid != nil && !entryValid[k] {
-			valid[j] = false
-		}
-	}
-}
-
 // boolsOf unpacks rows [lo, hi) of a boolean array into out as 0 and 1.
 func boolsOf(arr arrow.Array, lo, hi int, out []uint8) {
 	d := arr.Data()
@@ -328,6 +199,25 @@ func fixedArray[T any](mem memory.Allocator, typ arrow.DataType, vals []T, valid
 	}
 	vbuf, nulls := validityFrom(mem, flags)
 	return makeArray(typ, n, []*memory.Buffer{vbuf, buf}, nulls)
+}
+
+// gather builds a non-null array of type typ holding at(g) for the groups
+// in order (0..n-1 when order is nil).
+func gather[T any](mem memory.Allocator, typ arrow.DataType, n int, order []uint32, at func(g uint32) T) arrow.Array {
+	if order != nil {
+		n = len(order)
+	}
+	buf, out := newBuffer[T](mem, n)
+	if order == nil {
+		for g := range out {
+			out[g] = at(uint32(g))
+		}
+	} else {
+		for j, g := range order {
+			out[j] = at(g)
+		}
+	}
+	return makeArray(typ, n, []*memory.Buffer{nil, buf}, 0)
 }
 
 // boolArray builds a boolean array from 0/1 bytes picked by order.

@@ -20,10 +20,14 @@
 //
 // Groups are found with open-addressing hash tables written for the key
 // types: 64-bit slots for integers (with a direct lookup table when the
-// values lie in a small range), hashes and byte arenas for strings, and, for
+// values lie in a small range), slots holding the first 16 bytes of a
+// string (longer strings are compared in a byte arena), and, for
 // dictionary-encoded strings, one lookup per dictionary entry, after which
 // rows are grouped by their index. Several keys are grouped by the tuple of
 // their per-key ids. The kernels then run column at a time, one typed loop
 // per function and type over the group ids of a chunk of rows, with no
-// per-row allocation or interface call.
+// per-row allocation or interface call. When the groups are so many that
+// the table outgrows the caches, rows are first scattered into radix
+// partitions of the table, so that each partition is grouped and
+// aggregated in cache; the result is the same.
 package agg

@@ -13,6 +13,47 @@ type grouper struct {
 	pair    *intTable   // two keys: the two per-key ids packed in 64 bits
 	tuple   *tupleTable // three or more keys
 	scratch [][]uint32
+	hint    int // the number of groups reserved for
+
+	// order lists the groups in the order of their first rows when radix
+	// partitioning created some out of that order (nil: id order); noted
+	// groups are placed in it.
+	order []uint32
+	noted uint32
+	radix radixScratch
+	keep  []arrow.Array // scattered columns accumulators may point into
+}
+
+// release releases what the grouper kept.
+func (g *grouper) release() {
+	releaseAll(g.keep)
+	g.keep = nil
+}
+
+// noteCreated places the groups created in input order since the last note.
+func (g *grouper) noteCreated() {
+	n := uint32(g.size())
+	if g.order != nil {
+		for id := g.noted; id < n; id++ {
+			g.order = append(g.order, id)
+		}
+	}
+	g.noted = n
+}
+
+// noteRadix places groups created by a radix pass, sorted by first row.
+func (g *grouper) noteRadix(sorted []uint32) {
+	if len(sorted) == 0 {
+		return
+	}
+	if g.order == nil {
+		g.order = make([]uint32, g.noted, g.noted+uint32(len(sorted)))
+		for i := range g.order {
+			g.order[i] = uint32(i)
+		}
+	}
+	g.order = append(g.order, sorted...)
+	g.noted += uint32(len(sorted))
 }
 
 func newGrouper(types []arrow.DataType) *grouper {
@@ -45,6 +86,7 @@ func (g *grouper) prepare(cols []arrow.Array) {
 // reserve makes room for n groups. With several keys only the tuple table
 // grows: one key alone may have few values.
 func (g *grouper) reserve(n int) {
+	g.hint = max(g.hint, n)
 	switch {
 	case len(g.tables) == 1:
 		g.tables[0].reserve(n)

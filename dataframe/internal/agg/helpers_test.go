@@ -220,6 +220,26 @@ func diffRows(got, want [][]any) string {
 	return b.String()
 }
 
+// tuning sets the chunk size and the radix thresholds for a test; small
+// values send a few hundred rows through every path: many chunks, radix
+// passes in several blocks, many partitions.
+type tuning struct {
+	chunk, tableBytes, partBytes, block int
+}
+
+var (
+	defaultTuning = tuning{chunkRows, radixTableBytes, radixPartBytes, radixBlockRows}
+	tinyTuning    = tuning{chunk: 7, tableBytes: 0, partBytes: 64, block: 50}
+)
+
+func (tu tuning) set() (restore func()) {
+	old := tuning{chunkRows, radixTableBytes, radixPartBytes, radixBlockRows}
+	chunkRows, radixTableBytes, radixPartBytes, radixBlockRows = tu.chunk, tu.tableBytes, tu.partBytes, tu.block
+	return func() {
+		chunkRows, radixTableBytes, radixPartBytes, radixBlockRows = old.chunk, old.tableBytes, old.partBytes, old.block
+	}
+}
+
 // fataler is what aggregate needs of a *testing.T or *rapid.T.
 type fataler interface {
 	Helper()

@@ -1,8 +1,10 @@
 package agg
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -57,9 +59,12 @@ type intTable struct {
 	null  int32
 
 	// lut maps v-lutMin to id+1 for values in a small range, in front of
-	// the hash table (see prepare).
+	// the hash table (see prepare). Values first seen through it get their
+	// id without entering the hash table, which is then stale: rebuilt
+	// from vals when next needed.
 	lut    []uint32
 	lutMin uint64
+	stale  bool
 }
 
 type intSlot struct {
@@ -84,6 +89,9 @@ func (t *intTable) nullIDAssign() uint32 {
 
 // find returns the id of v, giving it the next id if it is new.
 func (t *intTable) find(v uint64) uint32 {
+	if t.stale {
+		t.rehash()
+	}
 	i := hashUint64(v) & t.mask
 	for {
 		s := &t.slots[i]
@@ -103,11 +111,44 @@ func (t *intTable) find(v uint64) uint32 {
 	}
 }
 
+// rehash rebuilds the hash table from vals.
+func (t *intTable) rehash() {
+	t.stale = false
+	size := tableSize(len(t.vals))
+	if size > len(t.slots) {
+		t.slots = make([]intSlot, size)
+		t.mask = uint64(size - 1)
+	} else {
+		clear(t.slots)
+	}
+	for id, v := range t.vals {
+		if int32(id) == t.null {
+			continue
+		}
+		i := hashUint64(v) & t.mask
+		for t.slots[i].id != 0 {
+			i = (i + 1) & t.mask
+		}
+		t.slots[i] = intSlot{key: v, id: uint32(id) + 1}
+	}
+}
+
+// newUnhashed gives v, seen through the lookup table, the next id.
+func (t *intTable) newUnhashed(v uint64) uint32 {
+	id := uint32(len(t.vals))
+	t.vals = append(t.vals, v)
+	t.stale = true
+	return id
+}
+
 func (t *intTable) grow() { t.resize(2 * len(t.slots)) }
 
 func (t *intTable) reserve(n int) {
-	if size := tableSize(n); size > len(t.slots) {
+	if size := tableSize(n); size > len(t.slots) && !t.stale {
 		t.resize(size)
+	}
+	if n > len(t.vals) {
+		t.vals = slices.Grow(t.vals, n-len(t.vals))
 	}
 }
 
@@ -175,7 +216,7 @@ func intIDs[T integer](t *intTable, vals []T, bm []byte, boff int, out []uint32)
 					out[j] = id - 1
 					continue
 				}
-				id := t.find(uint64(int64(v)))
+				id := t.newUnhashed(uint64(int64(v)))
 				lut[k] = id + 1
 				out[j] = id
 				continue
@@ -235,6 +276,9 @@ func (t *intTable) prepare(col arrow.Array) {
 	}
 	if t.lut != nil && t.lutMin <= lo && hi-t.lutMin < uint64(len(t.lut)) {
 		return // the current table covers the range
+	}
+	if t.stale {
+		t.rehash()
 	}
 	t.lut = make([]uint32, span)
 	t.lutMin = lo
@@ -396,11 +440,17 @@ func (t *strTable) value(id uint32) string {
 
 // find returns the id of s, giving it the next id if it is new.
 func (t *strTable) find(s string) uint32 {
-	n := len(s)
-	var w0, w1, h uint64
-	if n > 0 {
-		w0, w1 = words(unsafe.StringData(s), n)
+	var w0, w1 uint64
+	if len(s) > 0 {
+		w0, w1 = words(unsafe.StringData(s), len(s))
 	}
+	return t.findWords(s, w0, w1)
+}
+
+// findWords is find for a string whose words (see words) are known.
+func (t *strTable) findWords(s string, w0, w1 uint64) uint32 {
+	n := len(s)
+	var h uint64
 	if n <= 16 {
 		h = hashWords(w0, w1, n)
 	} else {
@@ -423,7 +473,14 @@ func (t *strTable) find(s string) uint32 {
 func (t *strTable) insert(sl *strSlot, s string, w0, w1, h uint64) uint32 {
 	id := uint32(t.n)
 	t.n++
-	t.arena = append(t.arena, s...)
+	if n := len(s); n <= 16 {
+		// From the words: the input's bytes may be far away in memory.
+		t.arena = binary.LittleEndian.AppendUint64(t.arena, w0)
+		t.arena = binary.LittleEndian.AppendUint64(t.arena, w1)
+		t.arena = t.arena[:len(t.arena)-16+n]
+	} else {
+		t.arena = append(t.arena, s...)
+	}
 	t.offs = append(t.offs, int64(len(t.arena)))
 	*sl = strSlot{w0: w0, w1: w1, hash: h, id: id + 1, len: uint32(len(s))}
 	if 2*t.n > len(t.slots) {
@@ -437,6 +494,10 @@ func (t *strTable) grow() { t.resize(2 * len(t.slots)) }
 func (t *strTable) reserve(n int) {
 	if size := tableSize(n); size > len(t.slots) {
 		t.resize(size)
+	}
+	if t.n > 0 && n > t.n {
+		t.arena = slices.Grow(t.arena, len(t.arena)/t.n*(n-t.n))
+		t.offs = slices.Grow(t.offs, n-t.n)
 	}
 }
 

@@ -17,7 +17,8 @@ type nuniqueAcc struct {
 	typ     arrow.DataType // value type
 	set     pairSet
 	ngroups int
-	scratch []uint8
+	scratch scratches
+	lists   listScratch
 }
 
 type pairSet struct {
@@ -74,35 +75,46 @@ func (s *pairSet) grow() {
 	s.slots, s.mask = slots, mask
 }
 
-func (a *nuniqueAcc) grow(n int) { a.ngroups = max(a.ngroups, n) }
+func (a *nuniqueAcc) grow(n, _ int) { a.ngroups = max(a.ngroups, n) }
 
-func (a *nuniqueAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
-	bm, boff := validity(col)
-	boff += lo
+func (a *nuniqueAcc) update(col arrow.Array, s span, gids []uint32) {
+	bm, boff := validOf(col, s)
 	switch col.DataType().ID() {
 	case arrow.INT8:
-		addInts(&a.set, fixedValues[int8](col)[lo:hi], bm, boff, gids)
-	case arrow.UINT8:
-		addInts(&a.set, fixedValues[uint8](col)[lo:hi], bm, boff, gids)
+		addInts(&a.set, load(col, s, &a.scratch.i8), bm, boff, gids)
+	case arrow.UINT8, arrow.BOOL:
+		addInts(&a.set, load(col, s, &a.scratch.u8), bm, boff, gids)
 	case arrow.INT16:
-		addInts(&a.set, fixedValues[int16](col)[lo:hi], bm, boff, gids)
+		addInts(&a.set, load(col, s, &a.scratch.i16), bm, boff, gids)
 	case arrow.UINT16:
-		addInts(&a.set, fixedValues[uint16](col)[lo:hi], bm, boff, gids)
+		addInts(&a.set, load(col, s, &a.scratch.u16), bm, boff, gids)
 	case arrow.INT32, arrow.DATE32, arrow.TIME32:
-		addInts(&a.set, fixedValues[int32](col)[lo:hi], bm, boff, gids)
+		addInts(&a.set, load(col, s, &a.scratch.i32), bm, boff, gids)
 	case arrow.UINT32:
-		addInts(&a.set, fixedValues[uint32](col)[lo:hi], bm, boff, gids)
+		addInts(&a.set, load(col, s, &a.scratch.u32), bm, boff, gids)
 	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
-		addInts(&a.set, fixedValues[int64](col)[lo:hi], bm, boff, gids)
+		addInts(&a.set, load(col, s, &a.scratch.i64), bm, boff, gids)
 	case arrow.UINT64:
-		addInts(&a.set, fixedValues[uint64](col)[lo:hi], bm, boff, gids)
+		addInts(&a.set, load(col, s, &a.scratch.u64), bm, boff, gids)
 	case arrow.FLOAT32:
-		addFloats(&a.set, fixedValues[float32](col)[lo:hi], bm, boff, gids)
+		addFloats(&a.set, load(col, s, &a.scratch.f32), bm, boff, gids)
 	case arrow.FLOAT64:
-		addFloats(&a.set, fixedValues[float64](col)[lo:hi], bm, boff, gids)
-	case arrow.BOOL:
-		addInts(&a.set, load[uint8](col, lo, hi, &a.scratch), bm, boff, gids)
+		addFloats(&a.set, load(col, s, &a.scratch.f64), bm, boff, gids)
 	}
+}
+
+// scratches holds a gather buffer per value type.
+type scratches struct {
+	i8  []int8
+	u8  []uint8
+	i16 []int16
+	u16 []uint16
+	i32 []int32
+	u32 []uint32
+	i64 []int64
+	u64 []uint64
+	f32 []float32
+	f64 []float64
 }
 
 func addInts[T integer](s *pairSet, vals []T, bm []byte, boff int, gids []uint32) {
@@ -132,12 +144,9 @@ func addFloats[T float](s *pairSet, vals []T, bm []byte, boff int, gids []uint32
 }
 
 // merge adds the values of each state row's list to the row's group.
-func (a *nuniqueAcc) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
-	list := cols[0].(*array.List)
-	offs := listOffsets(list)
-	child := list.ListValues()
-	rowGids := expandListGids(offs, lo, hi, gids)
-	a.update(child, int(offs[lo]), int(offs[hi]), rowGids)
+func (a *nuniqueAcc) merge(cols []arrow.Array, s span, gids []uint32) {
+	child, cs, cgids := a.lists.expand(cols[0], s, gids)
+	a.update(child, cs, cgids)
 }
 
 // listOffsets returns the offsets of a list array, its offset applied.
@@ -146,20 +155,31 @@ func listOffsets(list *array.List) []int32 {
 	return bufferAs[int32](d.Buffers()[1], d.Offset(), d.Len()+1)
 }
 
-// expandListGids gives each value of lists [lo, hi) the group of its row.
-func expandListGids(offs []int32, lo, hi int, gids []uint32) []uint32 {
-	out := make([]uint32, offs[hi]-offs[lo])
-	base := offs[lo]
-	for r := lo; r < hi; r++ {
-		var g uint32
-		if gids != nil {
-			g = gids[r-lo]
-		}
+// listScratch turns a span of list rows into the span of their values,
+// each with the group of its row.
+type listScratch struct {
+	gids []uint32
+}
+
+func (l *listScratch) expand(col arrow.Array, s span, gids []uint32) (arrow.Array, span, []uint32) {
+	list := col.(*array.List)
+	child := list.ListValues()
+	if s.len() == 0 {
+		return child, rowRange(0, 0), nil
+	}
+	offs := listOffsets(list)
+	lo, hi := int(offs[s.lo]), int(offs[s.hi])
+	if gids == nil {
+		return child, rowRange(lo, hi), nil
+	}
+	out := ensure(&l.gids, hi-lo)
+	for j, g := range gids[:s.len()] {
+		r := s.lo + j
 		for k := offs[r]; k < offs[r+1]; k++ {
-			out[k-base] = g
+			out[int(k)-lo] = g
 		}
 	}
-	return out
+	return child, rowRange(lo, hi), out
 }
 
 // listLayout sorts the entries (given by their groups) into one list per
@@ -273,9 +293,10 @@ type nuniqueStrAcc struct {
 	vals    []string
 	hashes  []uint64
 	in      strLoader
+	lists   listScratch
 }
 
-func (a *nuniqueStrAcc) grow(n int) { a.ngroups = max(a.ngroups, n) }
+func (a *nuniqueStrAcc) grow(n, _ int) { a.ngroups = max(a.ngroups, n) }
 
 func (a *nuniqueStrAcc) add(g uint32, s string) {
 	if a.slots == nil {
@@ -324,8 +345,8 @@ func (a *nuniqueStrAcc) growSlots() {
 	a.slots, a.mask = slots, mask
 }
 
-func (a *nuniqueStrAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
-	strs, valid := a.in.load(col, lo, hi)
+func (a *nuniqueStrAcc) update(col arrow.Array, s span, gids []uint32) {
+	strs, valid := a.in.load(col, s)
 	for j, s := range strs {
 		if valid != nil && !valid[j] {
 			continue
@@ -338,11 +359,9 @@ func (a *nuniqueStrAcc) update(col arrow.Array, lo, hi int, gids []uint32) {
 	}
 }
 
-func (a *nuniqueStrAcc) merge(cols []arrow.Array, lo, hi int, gids []uint32) {
-	list := cols[0].(*array.List)
-	offs := listOffsets(list)
-	rowGids := expandListGids(offs, lo, hi, gids)
-	a.update(list.ListValues(), int(offs[lo]), int(offs[hi]), rowGids)
+func (a *nuniqueStrAcc) merge(cols []arrow.Array, s span, gids []uint32) {
+	child, cs, cgids := a.lists.expand(cols[0], s, gids)
+	a.update(child, cs, cgids)
 }
 
 func (a *nuniqueStrAcc) state(mem memory.Allocator, order []uint32) []arrow.Array {

@@ -123,7 +123,7 @@ func hashColumn(col arrow.Array, lo, hi int, hs []uint64, combine bool, l *strLo
 		boolsOf(col, lo, hi, b)
 		hashInts(b, bm, boff, hs, combine)
 	default: // strings and dictionaries of strings
-		strs, valid := l.load(col, lo, hi)
+		strs, valid := l.load(col, rowRange(lo, hi))
 		for j, s := range strs {
 			h := uint64(nullHash)
 			if valid == nil || valid[j] {

@@ -56,6 +56,13 @@ func TestProperty(t *testing.T) {
 			specs = append(specs, Spec{Func: f, Column: c.name, Name: fmt.Sprintf("out%d", i), DDOF: r.IntN(2)})
 		}
 		opts := Options{DropNullKeys: rapid.Bool().Draw(rt, "dropnull"), Sort: rapid.Bool().Draw(rt, "sort")}
+		if rapid.Bool().Draw(rt, "tiny chunks and radix partitions") {
+			tu := tinyTuning
+			tu.chunk = rapid.IntRange(1, 40).Draw(rt, "chunk")
+			tu.partBytes = rapid.SampledFrom([]int{1, 64, 1024}).Draw(rt, "partbytes")
+			tu.block = rapid.IntRange(1, 200).Draw(rt, "block")
+			defer tu.set()()
+		}
 
 		rec := buildRecord(mem, cols)
 		defer rec.Release()

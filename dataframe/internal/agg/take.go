@@ -120,7 +120,7 @@ func comparator(col arrow.Array) func(a, b uint32) int {
 	var strValid []bool
 	if c := classify(col.DataType()); c == classString || c == classDict {
 		var l strLoader
-		strs, strValid = l.load(col, 0, col.Len())
+		strs, strValid = l.load(col, rowRange(0, col.Len()))
 	}
 	isNull := func(r uint32) bool {
 		if strs != nil {
@@ -199,7 +199,7 @@ func sortOneKey(col arrow.Array, rows []uint32) bool {
 	switch c := classify(col.DataType()); c {
 	case classString, classDict:
 		var l strLoader
-		strs, valid := l.load(col, 0, col.Len())
+		strs, valid := l.load(col, rowRange(0, col.Len()))
 		keyed := make([]strKeyed, 0, len(rows))
 		for _, r := range rows {
 			if valid != nil && !valid[r] {

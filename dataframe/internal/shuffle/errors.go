@@ -1,0 +1,47 @@
+package shuffle
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// DiskFullError reports that the disk under a shuffle's storage filled up
+// while a split wrote shards or a collect wrote a sorted run. The files the
+// failed task had written are removed before it returns. errors.Is(err,
+// syscall.ENOSPC) holds.
+type DiskFullError struct {
+	Op        string // "split" or "collect"
+	ShuffleID string
+	Input     int    // the split's input partition (-1 for a collect)
+	Output    int    // the output partition whose data was being written
+	Path      string // the file being written
+	Written   int64  // bytes written to Path before the failure
+	Err       error  // the cause, from the file system
+}
+
+func (e *DiskFullError) Error() string {
+	what := "no space left on device"
+	var errno syscall.Errno
+	if errors.As(e.Err, &errno) {
+		what = errno.Error()
+	}
+	if e.Op == "collect" {
+		return fmt.Sprintf("shuffle %s: collect of output partition %d: writing a sorted run to %s: %s (%d bytes written)",
+			e.ShuffleID, e.Output, e.Path, what, e.Written)
+	}
+	return fmt.Sprintf("shuffle %s: %s of input partition %d: writing output partition %d to %s: %s (%d bytes written)",
+		e.ShuffleID, e.Op, e.Input, e.Output, e.Path, what, e.Written)
+}
+
+func (e *DiskFullError) Unwrap() error { return e.Err }
+
+// isDiskFull reports whether err says the disk is full.
+func isDiskFull(err error) bool { return errors.Is(err, syscall.ENOSPC) }
+
+// ErrShardGone is the cause of a collect error about a shard that holds
+// fewer rows than its manifest says: it was freed by an earlier collect of
+// the same output, or damaged. A collect frees its shards once it has
+// returned them (unless Options.KeepShards), so collecting again needs the
+// shuffle to run again.
+var ErrShardGone = errors.New("the shard was freed by an earlier collect of this output, or is damaged")
