@@ -600,3 +600,32 @@ func TestManyGroups(t *testing.T) {
 		t.Error("no radix pass")
 	}
 }
+
+// TestSortStrings checks the order of string keys around the 16-byte
+// prefix the sort compares first.
+func TestSortStrings(t *testing.T) {
+	mem := checkedMem(t)
+	r := rand.New(rand.NewPCG(9, 9))
+	var vals []any
+	for range 400 {
+		n := r.IntN(24)
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = 'a' // long shared prefixes: ties at 16 bytes
+			if i >= 13 || r.IntN(8) == 0 {
+				b[i] = "a\x00z"[r.IntN(3)]
+			}
+		}
+		vals = append(vals, string(b))
+	}
+	vals = append(vals, nil, "", "aaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaa\x00", "aaaaaaaaaaaaaaa")
+	cols := []column{{"k", tString, vals}}
+	rec := buildRecord(mem, cols)
+	defer rec.Release()
+	specs := []Spec{{Func: Size}}
+	got := aggregate(t, mem, []arrow.RecordBatch{rec}, []string{"k"}, specs, Options{Sort: true})
+	defer got.Release()
+	if d := diffRows(rowsOf(got), reference(cols, []string{"k"}, specs, Options{Sort: true})); d != "" {
+		t.Error(d)
+	}
+}

@@ -532,7 +532,21 @@ func (t *strTable) ids(col arrow.Array, lo, hi int, out []uint32) {
 				out[j] = t.nullIDAssign()
 				continue
 			}
-			out[j] = t.find(bytesToString(v.data[o[j]:o[j+1]]))
+			a, b := o[j], o[j+1]
+			s := bytesToString(v.data[a:b])
+			var w0, w1 uint64
+			if n := len(s); n > 0 {
+				w0, w1 = words(unsafe.StringData(s), n)
+				if n <= 16 {
+					// The first slot, inline: most lookups end there.
+					h := hashWords(w0, w1, n)
+					if sl := &t.slots[h&t.mask]; sl.hash == h && sl.w0 == w0 && sl.w1 == w1 && int(sl.len) == n {
+						out[j] = sl.id - 1
+						continue
+					}
+				}
+			}
+			out[j] = t.findWords(s, w0, w1)
 		}
 		return
 	}

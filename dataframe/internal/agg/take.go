@@ -3,6 +3,7 @@ package agg
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"math"
 	"slices"
 
@@ -206,9 +207,9 @@ func sortOneKey(col arrow.Array, rows []uint32) bool {
 				nulls = append(nulls, r)
 				continue
 			}
-			keyed = append(keyed, strKeyed{strs[r], r})
+			keyed = append(keyed, newStrKeyed(strs[r], r))
 		}
-		slices.SortFunc(keyed, func(a, b strKeyed) int { return cmp.Compare(a.s, b.s) })
+		slices.SortFunc(keyed, compareStrKeyed)
 		nonNull = rows[:0]
 		for _, k := range keyed {
 			nonNull = append(nonNull, k.r)
@@ -236,9 +237,34 @@ func sortOneKey(col arrow.Array, rows []uint32) bool {
 	return true
 }
 
+// strKeyed is a string to sort with its first 16 bytes as big-endian
+// words, so that most comparisons need not read the string.
 type strKeyed struct {
-	s string
-	r uint32
+	hi, lo uint64
+	s      string
+	r      uint32
+}
+
+func newStrKeyed(s string, r uint32) strKeyed {
+	var b [16]byte
+	copy(b[:], s)
+	return strKeyed{hi: binary.BigEndian.Uint64(b[:8]), lo: binary.BigEndian.Uint64(b[8:]), s: s, r: r}
+}
+
+// compareStrKeyed orders strings bytewise. Equal zero-padded prefixes mean
+// that the shorter string is a prefix of the longer, unless both go on
+// past 16 bytes.
+func compareStrKeyed(a, b strKeyed) int {
+	if a.hi != b.hi {
+		return cmp.Compare(a.hi, b.hi)
+	}
+	if a.lo != b.lo {
+		return cmp.Compare(a.lo, b.lo)
+	}
+	if len(a.s) > 16 && len(b.s) > 16 {
+		return cmp.Compare(a.s[16:], b.s[16:])
+	}
+	return cmp.Compare(len(a.s), len(b.s))
 }
 
 type intKeyed struct {
