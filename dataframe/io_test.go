@@ -63,6 +63,7 @@ func TestReadCSVErrors(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"bad.csv":   "id,value\n1,2.5\n2,3.5\n3,oops\n",
 		"short.csv": "id,value\n1,2.5\n2\n",
+		"dates.csv": "id,day\n1,2026-01-31\n2,2026-02-30\n",
 	})
 	ctx := context.Background()
 	e := newExec(t)
@@ -74,6 +75,8 @@ func TestReadCSVErrors(t *testing.T) {
 		{"unparsable value", "bad.csv", df.CSVOptions{Types: map[string]arrow.DataType{"value": arrow.PrimitiveTypes.Float64}},
 			[]string{"bad.csv", "line 4", "value", "oops"}},
 		{"wrong field count", "short.csv", df.CSVOptions{}, []string{"short.csv", "line 3"}},
+		{"unparsable date", "dates.csv", df.CSVOptions{ParseDates: map[string]string{"day": "2006-01-02"}},
+			[]string{"dates.csv", "line 3", "day", "2026-02-30"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
