@@ -83,6 +83,9 @@ func readShard(ctx context.Context, st Storage, id string, output int, ref shard
 	}
 	var rows int64
 	for rd.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		rec := rd.RecordBatch()
 		rec.Retain()
 		rows += rec.NumRows()

@@ -27,7 +27,7 @@
 // The layout (Options.Layout) is one file per split task with a section
 // per output and flush (FilePerInput, the default: N files, sequential
 // writes; a collect punches holes in the sections it has read) or one file
-// per (input, output) pair (FilePerShard: N*M files, each removed by its
-// collect). Storage, Partitioner and the manifests are small and plain so
+// per (input, output) pair and flush (FilePerShard: N*M files or more,
+// each removed by its collect). Storage, Partitioner and the manifests are small and plain so
 // that in a cluster a worker serves its shards to the others.
 package shuffle

@@ -14,7 +14,7 @@ type DiskFullError struct {
 	Op        string // "split" or "collect"
 	ShuffleID string
 	Input     int    // the split's input partition (-1 for a collect)
-	Output    int    // the output partition whose data was being written
+	Output    int    // the output partition whose data was being written (-1: closing the file)
 	Path      string // the file being written
 	Written   int64  // bytes written to Path before the failure
 	Err       error  // the cause, from the file system
@@ -25,6 +25,10 @@ func (e *DiskFullError) Error() string {
 	var errno syscall.Errno
 	if errors.As(e.Err, &errno) {
 		what = errno.Error()
+	}
+	if e.Output < 0 {
+		return fmt.Sprintf("shuffle %s: %s of input partition %d: closing %s: %s (%d bytes written)",
+			e.ShuffleID, e.Op, e.Input, e.Path, what, e.Written)
 	}
 	if e.Op == "collect" {
 		return fmt.Sprintf("shuffle %s: collect of output partition %d: writing a sorted run to %s: %s (%d bytes written)",

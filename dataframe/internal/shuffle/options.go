@@ -13,29 +13,30 @@ import (
 const DefaultBudget = 64 << 20
 
 // Options tunes a shuffle. The zero value is usable; the split and collect
-// tasks of a shuffle must use the same Layout.
+// tasks of a shuffle must use the same Layout. Options encode as JSON (for
+// task params), all but Mem.
 type Options struct {
 	// Budget is the memory, in bytes of Arrow buffers, a split task fills
 	// with partitioned rows before it writes them out as shards, and a
 	// sorted collect sorts in memory before it spills a sorted run and
 	// merges the runs from disk (default DefaultBudget). A task also holds
 	// its input (a split) or its result (a collect returning one batch).
-	Budget int64
+	Budget int64 `json:"budget,omitempty"`
 	// Mem allocates the Arrow buffers (default memory.DefaultAllocator).
-	Mem memory.Allocator
+	Mem memory.Allocator `json:"-"`
 	// Layout is how shards are laid out in files (default FilePerInput).
-	Layout Layout
+	Layout Layout `json:"layout,omitempty"`
 	// Compression of the shard files: "" (none), "lz4" or "zstd".
-	Compression string
+	Compression string `json:"compression,omitempty"`
 	// BatchRows is the most rows of a batch a SortedReader returns
 	// (default 65536).
-	BatchRows int
+	BatchRows int `json:"batch_rows,omitempty"`
 	// MergeFanIn is the most sorted runs a collect merges at once (default
 	// 16); more runs are merged in several passes.
-	MergeFanIn int
+	MergeFanIn int `json:"merge_fan_in,omitempty"`
 	// KeepShards keeps a collect from freeing its shards when it is done,
 	// so that the output can be collected again.
-	KeepShards bool
+	KeepShards bool `json:"keep_shards,omitempty"`
 }
 
 // Layout is how a split task lays its shards out in files.
@@ -49,8 +50,9 @@ const (
 	// frees their space (punches holes) when done; the files go at
 	// Cleanup.
 	FilePerInput Layout = iota
-	// FilePerShard writes one file per (input, output) pair: N*M files,
-	// each removed by the collect that reads it.
+	// FilePerShard writes one file per (input, output) pair and flush:
+	// N*M files or more, each written and closed at once (a split holds
+	// one file open) and removed by the collect that reads it.
 	FilePerShard
 )
 
@@ -133,8 +135,8 @@ func inputFile(id string, input int) string {
 	return fmt.Sprintf("%s/in-%06d.arrows", Dir(id), input)
 }
 
-func shardFile(id string, input, output int) string {
-	return fmt.Sprintf("%s/in-%06d-out-%06d.arrows", Dir(id), input, output)
+func shardFile(id string, input, output, segment int) string {
+	return fmt.Sprintf("%s/in-%06d-out-%06d-%04d.arrows", Dir(id), input, output, segment)
 }
 
 func runFile(id string, output, run int) string {

@@ -425,3 +425,59 @@ func TestShuffleArgs(t *testing.T) {
 		t.Errorf("split of an empty batch: %v", err)
 	}
 }
+
+// Split and collect tasks of one shuffle run at once, as an executor runs
+// them, each in its own goroutine.
+func TestConcurrentTasks(t *testing.T) {
+	ctx := context.Background()
+	mem := checkedMem(t)
+	rng := rand.New(rand.NewPCG(13, 13))
+	inputs := makeInputs(rng, mem, 8, 4000, 300)
+	defer release(inputs...)
+	st := LocalStorage(t.TempDir())
+	opts := Options{Budget: 32 << 10, Mem: mem}
+	const m = 5
+	mans := make([]*Manifest, len(inputs))
+	errs := make(chan error, len(inputs)+m)
+	for i, in := range inputs {
+		go func() {
+			var err error
+			mans[i], err = Split(ctx, st, "conc", i, in, HashPartitioner("s"), m, opts)
+			errs <- err
+		}()
+	}
+	for range inputs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := make([]int64, m)
+	for j := range m {
+		go func() {
+			out, err := CollectSorted(ctx, st, "conc", j, mans, testSchema, []SortKey{{Column: "s"}}, opts)
+			if err == nil {
+				rows[j] = out.NumRows()
+				out.Release()
+			}
+			errs <- err
+		}()
+	}
+	for range m {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got, want int64
+	for j := range m {
+		got += rows[j]
+	}
+	for _, in := range inputs {
+		want += in.NumRows()
+	}
+	if got != want {
+		t.Errorf("collected %d rows, want %d", got, want)
+	}
+	if err := Cleanup(ctx, st, "conc"); err != nil {
+		t.Fatal(err)
+	}
+}

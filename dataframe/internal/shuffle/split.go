@@ -81,7 +81,6 @@ type Splitter struct {
 	pending [][]arrow.RecordBatch // per output, waiting for the next flush
 	pendBy  int64                 // bytes held by pending
 	files   []*outFile
-	shardOf []int // FilePerShard: output -> index in files, or -1
 	man     *Manifest
 	err     error
 	done    bool
@@ -130,12 +129,6 @@ func NewSplitter(st Storage, shuffleID string, input int, schema *arrow.Schema, 
 	s := &Splitter{st: st, id: shuffleID, input: input, schema: schema, p: p, m: m, opts: opts, mem: opts.mem(),
 		pending: make([][]arrow.RecordBatch, m),
 		man:     &Manifest{ShuffleID: shuffleID, Input: input, Layout: opts.Layout, Outputs: make([]Shard, m)}}
-	if opts.Layout == FilePerShard {
-		s.shardOf = make([]int, m)
-		for j := range s.shardOf {
-			s.shardOf[j] = -1
-		}
-	}
 	return s, nil
 }
 
@@ -257,18 +250,16 @@ func (s *Splitter) flush(ctx context.Context) error {
 	return nil
 }
 
-// file returns the file output j's shard goes to, creating it.
+// file returns the file output j's next segment goes to: the split's one
+// file (FilePerInput), created the first time, or a new file
+// (FilePerShard), which writeSegment closes once written, so that a split
+// holds one file open whatever the number of outputs.
 func (s *Splitter) file(ctx context.Context, j int) (int, *outFile, error) {
-	idx := 0
 	name := inputFile(s.id, s.input)
-	if s.shardOf != nil {
-		idx = s.shardOf[j]
-		name = shardFile(s.id, s.input, j)
-	} else if len(s.files) == 0 {
-		idx = -1
-	}
-	if idx >= 0 {
-		return idx, s.files[idx], nil
+	if s.opts.Layout == FilePerShard {
+		name = shardFile(s.id, s.input, j, len(s.man.Outputs[j].Segments))
+	} else if len(s.files) > 0 {
+		return 0, s.files[0], nil
 	}
 	wc, err := s.st.Create(ctx, name)
 	if err != nil {
@@ -281,11 +272,7 @@ func (s *Splitter) file(ctx context.Context, j int) (int, *outFile, error) {
 	f := &outFile{name: name, wc: wc, cw: cw, bw: bufio.NewWriterSize(cw, writeBuffer)}
 	s.files = append(s.files, f)
 	s.man.Files = append(s.man.Files, name)
-	idx = len(s.files) - 1
-	if s.shardOf != nil {
-		s.shardOf[j] = idx
-	}
-	return idx, f, nil
+	return len(s.files) - 1, f, nil
 }
 
 // writeSegment appends the rows of output j to its file as an Arrow IPC
@@ -309,6 +296,11 @@ func (s *Splitter) writeSegment(ctx context.Context, j int, pieces []arrow.Recor
 	}
 	if err == nil {
 		err = f.bw.Flush()
+	}
+	if err == nil && s.opts.Layout == FilePerShard {
+		err = f.wc.Close()
+		f.wc = nil
+		f.bw = nil
 	}
 	if err != nil {
 		if f.cw.err != nil {
@@ -341,6 +333,10 @@ func (s *Splitter) Close(ctx context.Context) (*Manifest, error) {
 		}
 	}
 	for _, f := range s.files {
+		if f.wc == nil {
+			s.man.Bytes += f.cw.n
+			continue // closed when written
+		}
 		err := f.wc.Close()
 		f.wc = nil
 		if err != nil {

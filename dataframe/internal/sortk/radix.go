@@ -61,22 +61,29 @@ func (p *pairSorter) sortPairs(keys []uint64, rows []int32, tk []uint64, tr []in
 	for i, k := range keys {
 		packed[i] = (k-lo)>>shift<<pb | uint64(i)
 	}
+	mask := uint64(1)<<pb - 1
+	copy(tr, rows)
+	if shift == 0 {
+		// The words hold the whole keys: keys is free to be the radix
+		// scratch, and gets the keys back from the words.
+		radixWords(packed, keys, pb, nbits, &p.hist)
+		for i, w := range packed {
+			rows[i] = tr[w&mask]
+			keys[i] = w>>pb + lo
+		}
+		return
+	}
 	if cap(p.tmp) < n {
 		p.tmp = make([]uint64, n)
 	}
 	tmp := p.tmp[:n]
 	radixWords(packed, tmp, pb, nbits-shift, &p.hist)
-	copy(tr, rows)
-	mask := uint64(1)<<pb - 1
 	for i, w := range packed {
 		j := w & mask
 		rows[i] = tr[j]
 		tmp[i] = keys[j]
 	}
 	copy(keys, tmp)
-	if shift == 0 {
-		return
-	}
 	// Keys that share their top bits: sort those runs by the whole key.
 	for a := 0; a < n; {
 		top := (keys[a] - lo) >> shift

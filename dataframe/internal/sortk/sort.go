@@ -36,7 +36,14 @@ func SortIndices(ctx context.Context, rec arrow.RecordBatch, keys []SortKey) ([]
 	if n < 2 {
 		return rows, nil
 	}
-	kb := make([]uint64, n)
+	var kb []uint64
+	if c := s.cols[0]; !c.bytes && c.valid == nil {
+		// The first key's values are the keys to sort, in row order: sort
+		// them in place (the column is not read again).
+		kb, s.inPlace = c.u, true
+	} else {
+		kb = make([]uint64, n)
+	}
 	tk := make([]uint64, n)
 	tr := make([]int32, n)
 	s.sortKey(0, rows, kb, tk, tr)
@@ -46,7 +53,8 @@ func SortIndices(ctx context.Context, rec arrow.RecordBatch, keys []SortKey) ([]
 	return rows, nil
 }
 
-// Sort returns rec's rows sorted by keys (stable), in buffers from mem.
+// Sort returns rec's rows sorted by keys (stable), in buffers from mem, or
+// rec itself (retained) when it is in order already.
 func Sort(ctx context.Context, rec arrow.RecordBatch, keys []SortKey, mem memory.Allocator) (arrow.RecordBatch, error) {
 	idx, err := SortIndices(ctx, rec, keys)
 	if err != nil {
@@ -76,11 +84,12 @@ const maxRows = 1<<31 - 1
 // of ties by the next key, and so on. Within a run the rows are always in
 // ascending order, which makes each step's sort stable.
 type sorter struct {
-	ctx   context.Context
-	cols  []*column
-	ps    pairSorter
-	err   error
-	steps int
+	ctx     context.Context
+	cols    []*column
+	ps      pairSorter
+	err     error
+	steps   int
+	inPlace bool // the first key's column is the scratch of its keys
 }
 
 // bytesSmall is the size of a run of strings sorted by comparisons rather
@@ -140,8 +149,12 @@ func (s *sorter) sortKey(k int, rows []int32, kb, tk []uint64, tr []int32) {
 		s.sortBytes(k, 0, rows, kb, tk, tr)
 		return
 	}
-	for i, r := range rows {
-		kb[i] = c.u[r]
+	if s.inPlace {
+		s.inPlace = false // only the first call, on all the rows
+	} else {
+		for i, r := range rows {
+			kb[i] = c.u[r]
+		}
 	}
 	s.ps.sortPairs(kb, rows, tk, tr)
 	s.runs(k, rows, kb, tk, tr)
