@@ -16,14 +16,18 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/shoal-data/shoal/io/storage"
 )
+
+// dictionaryBytes is the size of dictionary beyond which a column chunk
+// goes on with plain pages.
+const dictionaryBytes = 1 << 20
 
 // DefaultRowGroupRows is the number of rows per row group when
 // WriteOptions.RowGroupRows is 0.
@@ -110,6 +114,7 @@ func NewWriter(ctx context.Context, fsys storage.FS, path string, schema *arrow.
 		pq.NewSchema("schema", fields),
 		pq.Compression(codec),
 		pq.CreatedBy("shoal", "", ""),
+		pq.DictionaryMaxBytes(dictionaryBytes),
 	}, opts.extra...)...)
 	if err != nil {
 		out.Close()
@@ -404,20 +409,20 @@ type groupField struct {
 	name string
 }
 
-func (f *groupField) Name() string                        { return f.name }
+func (f *groupField) Name() string                           { return f.name }
 func (f *groupField) Value(base reflect.Value) reflect.Value { return reflect.Value{} }
 
-func (g group) ID() int                      { return 0 }
-func (g group) String() string               { return "group" }
-func (g group) Type() pq.Type                { return pq.Group{}.Type() }
-func (g group) Optional() bool               { return false }
-func (g group) Repeated() bool               { return false }
-func (g group) Required() bool               { return true }
-func (g group) Leaf() bool                   { return false }
-func (g group) Fields() []pq.Field           { return g }
-func (g group) Encoding() encoding.Encoding  { return nil }
-func (g group) Compression() compress.Codec  { return nil }
-func (g group) GoType() reflect.Type         { return reflect.TypeFor[struct{}]() }
+func (g group) ID() int                     { return 0 }
+func (g group) String() string              { return "group" }
+func (g group) Type() pq.Type               { return pq.Group{}.Type() }
+func (g group) Optional() bool              { return false }
+func (g group) Repeated() bool              { return false }
+func (g group) Required() bool              { return true }
+func (g group) Leaf() bool                  { return false }
+func (g group) Fields() []pq.Field          { return g }
+func (g group) Encoding() encoding.Encoding { return nil }
+func (g group) Compression() compress.Codec { return nil }
+func (g group) GoType() reflect.Type        { return reflect.TypeFor[struct{}]() }
 
 // writeColumns maps an Arrow schema to Parquet columns.
 func writeColumns(schema *arrow.Schema) ([]writeColumn, error) {
@@ -453,6 +458,18 @@ func writeColumnOf(f arrow.Field) (writeColumn, error) {
 		node, c.convert, err = leafOf(t)
 		if err != nil {
 			return c, err
+		}
+		// Columns are dictionary-encoded until the dictionary of a row
+		// group outgrows dictionaryBytes: columns with few distinct values
+		// get small and quick to read. Not booleans, nor floats: the
+		// Parquet library gets the statistics of dictionary-encoded float
+		// pages holding NaN wrong.
+		switch t.ID() {
+		case arrow.BOOL, arrow.FLOAT32, arrow.FLOAT64:
+		default:
+			if node.Encoding() == nil {
+				node = pq.Encoded(node, &pq.RLEDictionary)
+			}
 		}
 	}
 	if f.Nullable {
