@@ -89,7 +89,8 @@ func New(opts ...Option) *Executor {
 	}
 	e.cond = sync.NewCond(&e.mu)
 	e.baseCtx, e.baseCancel = context.WithCancel(context.Background())
-	e.env = &graph.Env{Registry: cfg.registry, Logger: logger.With("worker", workerName), Worker: workerName}
+	e.env = &graph.Env{Registry: cfg.registry, Logger: logger.With("worker", workerName), Worker: workerName,
+		LocalDir: e.LocalDir()}
 	e.store.init(cfg, logger)
 	e.state = scheduler.New(scheduler.Config{Saturation: 1, FailUnrunnable: true, LogSize: cfg.logSize})
 	e.state.Handle(&scheduler.WorkerAdded{Meta: scheduler.Meta{Time: time.Now()},
@@ -113,6 +114,15 @@ func New(opts ...Option) *Executor {
 // ran them, their duration and result size, and spills. Subscribe to it
 // for progress bars, task streams or logs.
 func (e *Executor) Events() *diagnostics.Hub { return e.hub }
+
+// LocalDir returns the directory where tasks may write scratch files
+// (shuffle shards): WithLocalDir's, or os.TempDir().
+func (e *Executor) LocalDir() string {
+	if e.cfg.localDir != "" {
+		return e.cfg.localDir
+	}
+	return os.TempDir()
+}
 
 // Threads returns how many tasks run at once.
 func (e *Executor) Threads() int { return e.cfg.threads }

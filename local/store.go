@@ -1,45 +1,24 @@
 package local
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/spillfile"
 	"github.com/shoal-data/shoal/scheduler"
 )
 
 // SpillError says that a result could not be written to disk. Nothing is
 // lost: the result stays in memory, and the task that needed the room fails
-// with this error.
-type SpillError struct {
-	Key   graph.Key // the result being spilled
-	Path  string    // the file it was written to
-	Bytes int64     // the size of the result
-	Err   error     // what the file system said
-}
-
-func (e *SpillError) Error() string {
-	msg := e.Err.Error()
-	if errors.Is(e.Err, syscall.ENOSPC) {
-		msg += " (no space left on device)"
-	}
-	return fmt.Sprintf("spill %q (%d bytes) to %s: %s", e.Key, e.Bytes, e.Path, msg)
-}
-
-func (e *SpillError) Unwrap() error { return e.Err }
+// with this error. Its fields: Key, the result being spilled; Path, the file
+// it was written to; Bytes, the size of the result; Err, what the file
+// system said.
+type SpillError = spillfile.Error
 
 type entryState uint8
 
@@ -224,12 +203,12 @@ func (e *Executor) spill(fresh *entry) error {
 		for _, en := range victims {
 			en.state = spilling
 			s.nfiles++
-			en.path = filepath.Join(dir, spillName(en.key, s.nfiles, en.value))
+			en.path = filepath.Join(dir, spillfile.Name(en.key, s.nfiles, en.value))
 		}
 		e.mu.Unlock()
 		errs := make([]error, len(victims))
 		for i, en := range victims {
-			errs[i] = writeSpill(en.path, en.value, s.registry)
+			errs[i] = spillfile.Write(en.path, en.value, s.registry)
 		}
 		e.mu.Lock()
 		var first error
@@ -285,7 +264,7 @@ func (e *Executor) unspill(id int32, k graph.Key) (any, error) {
 	}
 	path := en.path
 	e.mu.Unlock()
-	v, err := readSpill(path, e.cfg.registry)
+	v, err := spillfile.Read(path, e.cfg.registry)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if en2 := e.store.lookup(id, k); en2 != en || en.state != onDisk {
@@ -313,112 +292,4 @@ func (e *Executor) unspill(id int32, k graph.Key) (any, error) {
 		e.hub.Publish(e.evbuf...)
 	}
 	return v, nil
-}
-
-// spillName makes a file name from a key: safe characters are kept, the
-// rest replaced, and a counter keeps names unique.
-func spillName(k graph.Key, n int, v any) string {
-	b := make([]byte, 0, len(k)+16)
-	for i := 0; i < len(k) && len(b) < 80; i++ {
-		c := k[i]
-		if c == '-' || c == '_' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
-			b = append(b, c)
-		} else {
-			b = append(b, '_')
-		}
-	}
-	b = append(b, '-')
-	b = strconv.AppendInt(b, int64(n), 10)
-	switch v.(type) {
-	case arrow.RecordBatch:
-		b = append(b, ".record.arrow"...)
-	case arrow.Table:
-		b = append(b, ".table.arrow"...)
-	default:
-		b = append(b, ".bin"...)
-	}
-	return string(b)
-}
-
-// writeSpill writes v to path: an Arrow IPC file for Arrow data, the
-// value's codec bytes otherwise.
-func writeSpill(path string, v any, reg *graph.Registry) (err error) {
-	var data []byte
-	switch v.(type) {
-	case arrow.RecordBatch, arrow.Table:
-	default:
-		if data, err = reg.MarshalValue(v); err != nil {
-			return err
-		}
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	switch x := v.(type) {
-	case arrow.RecordBatch:
-		return writeIPC(f, x.Schema(), func(w *ipc.FileWriter) error { return w.Write(x) })
-	case arrow.Table:
-		return writeIPC(f, x.Schema(), func(w *ipc.FileWriter) error {
-			tr := array.NewTableReader(x, -1)
-			defer tr.Release()
-			for tr.Next() {
-				if err := w.Write(tr.RecordBatch()); err != nil {
-					return err
-				}
-			}
-			return tr.Err()
-		})
-	}
-	_, err = f.Write(data)
-	return err
-}
-
-func writeIPC(f io.Writer, schema *arrow.Schema, write func(*ipc.FileWriter) error) error {
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
-	if err != nil {
-		return err
-	}
-	if err := write(w); err != nil {
-		w.Close()
-		return err
-	}
-	return w.Close()
-}
-
-func readSpill(path string, reg *graph.Registry) (any, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if filepath.Ext(path) != ".arrow" {
-		return reg.UnmarshalValue(data)
-	}
-	r, err := ipc.NewFileReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	recs := make([]arrow.RecordBatch, 0, r.NumRecords())
-	for i := range r.NumRecords() {
-		rec, err := r.RecordBatch(i)
-		if err != nil {
-			return nil, err
-		}
-		rec.Retain()
-		recs = append(recs, rec)
-	}
-	if len(recs) == 1 && strings.HasSuffix(path, ".record.arrow") {
-		return recs[0], nil
-	}
-	t := array.NewTableFromRecords(r.Schema(), recs)
-	for _, rec := range recs {
-		rec.Release()
-	}
-	return t, nil
 }

@@ -1,0 +1,152 @@
+// Package spillfile writes task results to disk and reads them back: Arrow
+// records and tables as Arrow IPC files, other values as their registry
+// codec bytes. The in-process executor and the cluster workers spill
+// through it, so their files look the same.
+package spillfile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/shoal-data/shoal/graph"
+)
+
+// Error says that a result could not be written to disk.
+type Error struct {
+	Key   graph.Key // the result being spilled
+	Path  string    // the file it was written to
+	Bytes int64     // the size of the result
+	Err   error     // what the file system said
+}
+
+func (e *Error) Error() string {
+	msg := e.Err.Error()
+	if errors.Is(e.Err, syscall.ENOSPC) {
+		msg += " (no space left on device)"
+	}
+	return fmt.Sprintf("spill %q (%d bytes) to %s: %s", e.Key, e.Bytes, e.Path, msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Name makes a file name from a key: safe characters are kept, the rest
+// replaced, and the counter n keeps names unique. The extension says how
+// the value is stored.
+func Name(k graph.Key, n int, v any) string {
+	b := make([]byte, 0, len(k)+16)
+	for i := 0; i < len(k) && len(b) < 80; i++ {
+		c := k[i]
+		if c == '-' || c == '_' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			b = append(b, c)
+		} else {
+			b = append(b, '_')
+		}
+	}
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(n), 10)
+	switch v.(type) {
+	case arrow.RecordBatch:
+		b = append(b, ".record.arrow"...)
+	case arrow.Table:
+		b = append(b, ".table.arrow"...)
+	default:
+		b = append(b, ".bin"...)
+	}
+	return string(b)
+}
+
+// Write writes v to a new file at path: an Arrow IPC file for Arrow data,
+// the value's codec bytes otherwise.
+func Write(path string, v any, reg *graph.Registry) (err error) {
+	var data []byte
+	switch v.(type) {
+	case arrow.RecordBatch, arrow.Table:
+	default:
+		if data, err = reg.MarshalValue(v); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	switch x := v.(type) {
+	case arrow.RecordBatch:
+		return writeIPC(f, x.Schema(), func(w *ipc.FileWriter) error { return w.Write(x) })
+	case arrow.Table:
+		return writeIPC(f, x.Schema(), func(w *ipc.FileWriter) error {
+			tr := array.NewTableReader(x, -1)
+			defer tr.Release()
+			for tr.Next() {
+				if err := w.Write(tr.RecordBatch()); err != nil {
+					return err
+				}
+			}
+			return tr.Err()
+		})
+	}
+	_, err = f.Write(data)
+	return err
+}
+
+func writeIPC(f io.Writer, schema *arrow.Schema, write func(*ipc.FileWriter) error) error {
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+	if err != nil {
+		return err
+	}
+	if err := write(w); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// Read reads a value written by Write; the file's name (from Name) says
+// how it is stored.
+func Read(path string, reg *graph.Registry) (any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if filepath.Ext(path) != ".arrow" {
+		return reg.UnmarshalValue(data)
+	}
+	r, err := ipc.NewFileReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	recs := make([]arrow.RecordBatch, 0, r.NumRecords())
+	for i := range r.NumRecords() {
+		rec, err := r.RecordBatch(i)
+		if err != nil {
+			return nil, err
+		}
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if len(recs) == 1 && strings.HasSuffix(path, ".record.arrow") {
+		return recs[0], nil
+	}
+	t := array.NewTableFromRecords(r.Schema(), recs)
+	for _, rec := range recs {
+		rec.Release()
+	}
+	return t, nil
+}
