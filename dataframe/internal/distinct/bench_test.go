@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -72,6 +73,7 @@ func BenchmarkDropDuplicates(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			rec := benchRows(n, c.distinct)
 			defer rec.Release()
+			runtime.GC()
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			for b.Loop() {
@@ -91,6 +93,7 @@ func BenchmarkMedian(b *testing.B) {
 	const n = 10_000_000
 	rec := benchRows(n, 1000)
 	defer rec.Release()
+	runtime.GC()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for b.Loop() {
@@ -107,6 +110,7 @@ func BenchmarkGroupQuantiles(b *testing.B) {
 	const n = 10_000_000
 	rec := benchRows(n, 1000)
 	defer rec.Release()
+	runtime.GC()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for b.Loop() {
@@ -124,6 +128,7 @@ func BenchmarkValueCounts(b *testing.B) {
 	const n = 10_000_000
 	rec := benchRows(n, 1000)
 	defer rec.Release()
+	runtime.GC()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for b.Loop() {
@@ -141,6 +146,7 @@ func BenchmarkNLargest(b *testing.B) {
 	const n = 10_000_000
 	rec := benchRows(n, 1000)
 	defer rec.Release()
+	runtime.GC()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for b.Loop() {

@@ -441,3 +441,50 @@ func iotaInts(n int) []int {
 	}
 	return out
 }
+
+func TestCancelled(t *testing.T) {
+	rec := dftest.Record(t, dftest.Int64s("a", 1, 1), dftest.Float64s("v", 1, 2))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	mem := checkedAlloc(t)
+	if _, err := DropDuplicates(ctx, rec, nil, KeepFirst, mem); !errors.Is(err, context.Canceled) {
+		t.Errorf("DropDuplicates: %v", err)
+	}
+	if _, err := Quantiles(ctx, rec.Column(1), []float64{0.5}, Linear); !errors.Is(err, context.Canceled) {
+		t.Errorf("Quantiles: %v", err)
+	}
+	if _, err := GroupQuantiles(ctx, rec, []string{"a"}, []QuantileSpec{{Column: "v", Q: 0.5, Name: "m"}}, Linear, GroupOptions{}, mem); !errors.Is(err, context.Canceled) {
+		t.Errorf("GroupQuantiles: %v", err)
+	}
+	if _, err := ValueCounts(ctx, rec, []string{"a"}, true, mem); !errors.Is(err, context.Canceled) {
+		t.Errorf("ValueCounts: %v", err)
+	}
+	if _, err := NLargest(ctx, rec, 1, []string{"v"}, KeepFirst, mem); !errors.Is(err, context.Canceled) {
+		t.Errorf("NLargest: %v", err)
+	}
+}
+
+// Partial counts of dictionary columns with different dictionaries merge
+// by value.
+func TestMergeCountsDictionaries(t *testing.T) {
+	ctx := context.Background()
+	mem := checkedAlloc(t)
+	a := dftest.Record(t, dftest.Strings("s", "x", "y", "x").As(tDict))
+	b := dftest.Record(t, dftest.Strings("s", "z", "x").As(tDict))
+	ca, err := ValueCounts(ctx, a, []string{"s"}, true, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ca.Release()
+	cb, err := ValueCounts(ctx, b, []string{"s"}, true, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Release()
+	m, err := MergeCounts(ctx, []arrow.RecordBatch{ca, cb}, []string{"s"}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Release()
+	dftest.AssertEqual(t, m, dftest.Record(t, dftest.Strings("s", "x", "y", "z").As(tDict), dftest.Int64s("count", 3, 1, 1)))
+}

@@ -321,4 +321,3 @@ func iota32(n int) []int32 {
 	}
 	return out
 }
-

@@ -64,7 +64,7 @@ func Quantiles(ctx context.Context, values arrow.Array, qs []float64, method Met
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	buf := appendValues(nil, values, nil)
+	buf := appendValues(make([]float64, 0, values.Len()-values.NullN()), values, nil)
 	return quantilesOf(buf, qs, method), nil
 }
 

@@ -307,3 +307,12 @@ func TestParseHow(t *testing.T) {
 		t.Errorf("ParseHow(cross) = %v", err)
 	}
 }
+
+func TestJoinCancelled(t *testing.T) {
+	left, right := lr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Join(ctx, left, right, Spec{LeftOn: []string{"k"}, RightOn: []string{"k"}}, memory.DefaultAllocator); !errors.Is(err, context.Canceled) {
+		t.Errorf("Join with a cancelled context: %v", err)
+	}
+}

@@ -279,4 +279,3 @@ func indicator(mem memory.Allocator, li, ri []int32) arrow.Array {
 	defer dict.Release()
 	return array.NewDictionaryArray(IndicatorType, ind, dict)
 }
-

@@ -3,6 +3,7 @@ package window
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -63,6 +64,7 @@ func BenchmarkResample(b *testing.B) {
 				{Column: "temperature", Func: Mean, Name: "mean"}}
 			ctx := context.Background()
 			mem := memory.DefaultAllocator
+			runtime.GC()
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			for b.Loop() {
@@ -93,6 +95,7 @@ func BenchmarkResample(b *testing.B) {
 		defer rec.Release()
 		rule := MustParseRule("1h")
 		aggs := []AggSpec{{Column: "temperature", Func: Mean, Name: "mean"}}
+		runtime.GC()
 		b.ResetTimer()
 		cpu0 := cpuTime()
 		for b.Loop() {
@@ -113,6 +116,7 @@ func BenchmarkRolling(b *testing.B) {
 	defer rec.Release()
 	spec := RollingSpec{Time: "timestamp", Window: Window{Span: time.Hour},
 		Aggs: []AggSpec{{Column: "temperature", Func: Mean, Name: "mean"}, {Column: "temperature", Func: Max, Name: "max"}}}
+	runtime.GC()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for b.Loop() {

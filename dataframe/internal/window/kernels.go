@@ -113,26 +113,41 @@ func momentRuns[T rows.Number](vals []T, bm []byte, off int, runs []run, out []m
 // valid value; best starts at -1. A NaN loses to any number; among equal
 // values the first row wins.
 func bestRuns[T rows.Number](vals []T, bm []byte, off int, runs []run, best []int32, largest bool) {
-	better := func(x, cur T) bool {
-		if x != x { // NaN
-			return false
-		}
-		if cur != cur {
-			return true
-		}
-		if largest {
-			return x > cur
-		}
-		return x < cur
-	}
 	for _, r := range runs {
 		b := best[r.slot]
-		for i := r.lo; i < r.hi; i++ {
-			if bm != nil && !rows.Bit(bm, off+int(i)) {
+		i := r.lo
+		if b < 0 { // the first valid row of the run starts the search
+			for ; i < r.hi && bm != nil && !rows.Bit(bm, off+int(i)); i++ {
+			}
+			if i == r.hi {
 				continue
 			}
-			if b < 0 || better(vals[i], vals[b]) {
-				b = i
+			b = i
+			i++
+		}
+		cur := vals[b]
+		switch {
+		case bm == nil && largest:
+			for ; i < r.hi; i++ {
+				if x := vals[i]; x > cur || (cur != cur && x == x) {
+					cur, b = x, i
+				}
+			}
+		case bm == nil:
+			for ; i < r.hi; i++ {
+				if x := vals[i]; x < cur || (cur != cur && x == x) {
+					cur, b = x, i
+				}
+			}
+		default:
+			for ; i < r.hi; i++ {
+				x := vals[i]
+				if !rows.Bit(bm, off+int(i)) {
+					continue
+				}
+				if (largest && x > cur) || (!largest && x < cur) || (cur != cur && x == x) {
+					cur, b = x, i
+				}
 			}
 		}
 		best[r.slot] = b

@@ -723,4 +723,3 @@ func gatherZero[T int64 | uint64 | float64](mem memory.Allocator, typ arrow.Data
 	}
 	return rows.FromSlice(mem, typ, out, nil)
 }
-

@@ -277,3 +277,15 @@ func TestEdgeRows(t *testing.T) {
 		t.Errorf("edge rows of another type: %v", err)
 	}
 }
+
+func TestCancelled(t *testing.T) {
+	rec := dftest.Record(t, dftest.Timestamps("t", "2026-01-01T00:00:00Z"), dftest.Float64s("v", 1))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Resample(ctx, rec, "t", MustParseRule("1h"), []AggSpec{{Column: "v", Func: Sum}}, memory.DefaultAllocator); !errors.Is(err, context.Canceled) {
+		t.Errorf("Resample: %v", err)
+	}
+	if _, err := Rolling(ctx, rec, RollingSpec{Window: Window{Rows: 2}, Aggs: []AggSpec{{Column: "v", Func: Sum}}}, nil, memory.DefaultAllocator); !errors.Is(err, context.Canceled) {
+		t.Errorf("Rolling: %v", err)
+	}
+}

@@ -159,14 +159,44 @@ func convFor(from, to arrow.DataType) conv {
 // other types than the encoder's when Comparable says they compare:
 // timestamps, durations and times are converted to the encoder's unit,
 // and a value that the unit cannot hold exactly is absent.
+//
+// Insert changes the encoder and must not run at the same time as another
+// call; Lookup only reads it, and several lookups may run at once.
 type Encoder struct {
 	cols       []*keyCol
 	tuples     []*IntTable
 	nullsEqual bool
-	scratch    [][]uint32
-	bools      []uint8
-	keys       []uint64 // a chunk's keys for the integer tables
-	skip       []bool   // rows of the chunk not to look up
+	ins        *scratch // the scratch space of Insert
+}
+
+// scratch is the working space of one Insert or Lookup call.
+type scratch struct {
+	ids   [][]uint32  // ids of a chunk for each key column but the first
+	bools []uint8     // a chunk of a boolean column
+	keys  []uint64    // a chunk's keys for the integer tables
+	marks []uint8     // and their marks (MarkKey, MarkSkip, MarkNull)
+	pos   []uint64    // their home slots
+	dicts []dictCache // per key column: ids of the last dictionary's entries
+}
+
+// dictCache holds the ids of the entries of a dictionary: id+1, NoID when
+// absent, 0 until looked up.
+type dictCache struct {
+	dict arrow.ArrayData
+	ids  []uint32
+}
+
+func newScratch(ncols int) *scratch {
+	return &scratch{ids: make([][]uint32, ncols), dicts: make([]dictCache, ncols)}
+}
+
+// chunk returns the key and mark buffers for a chunk of n rows.
+func (sc *scratch) chunk(n int) ([]uint64, []uint8) {
+	if cap(sc.keys) < n {
+		sc.keys = make([]uint64, max(n, ChunkRows))
+		sc.marks = make([]uint8, max(n, ChunkRows))
+	}
+	return sc.keys[:n], sc.marks[:n]
 }
 
 type keyCol struct {
@@ -174,11 +204,7 @@ type keyCol struct {
 	kind Kind
 	ints *IntTable
 	strs *StrTable
-	null uint32 // id of null once inserted with nullsEqual; NoID otherwise
-
-	dict       arrow.ArrayData // the dictionary last seen
-	dictIDs    []uint32        // id+1 of each entry of dict, NoID when absent; 0 until known
-	dictInsert bool            // whether dictIDs were found by inserting
+	null uint32 // string columns: id of null once inserted with nullsEqual; NoID otherwise
 }
 
 // NewEncoder returns an encoder for key columns of the given types.
@@ -203,7 +229,7 @@ func NewEncoder(types []arrow.DataType, nullsEqual bool) (*Encoder, error) {
 			e.tuples = append(e.tuples, NewIntTable())
 		}
 	}
-	e.scratch = make([][]uint32, len(types))
+	e.ins = newScratch(len(types))
 	return e, nil
 }
 
@@ -256,6 +282,10 @@ func (e *Encoder) run(ctx context.Context, cols []arrow.Array, insert bool) ([]u
 			return nil, fmt.Errorf("key %d: %w", i, err)
 		}
 	}
+	sc := e.ins
+	if !insert {
+		sc = newScratch(len(cols))
+	}
 	out := make([]uint32, n)
 	for lo := 0; lo < n; lo += ChunkRows {
 		if insert && lo == ChunkRows {
@@ -269,34 +299,26 @@ func (e *Encoder) run(ctx context.Context, cols []arrow.Array, insert bool) ([]u
 		for i, c := range cols {
 			ids := dst
 			if i > 0 {
-				if cap(e.scratch[i]) < hi-lo {
-					e.scratch[i] = make([]uint32, ChunkRows)
+				if cap(sc.ids[i]) < hi-lo {
+					sc.ids[i] = make([]uint32, ChunkRows)
 				}
-				ids = e.scratch[i][:hi-lo]
+				ids = sc.ids[i][:hi-lo]
 			}
-			e.colIDs(e.cols[i], c, lo, hi, ids, insert)
+			e.colIDs(sc, i, c, lo, hi, ids, insert)
 		}
 		for k, t := range e.tuples {
-			ids := e.scratch[k+1][:hi-lo]
-			keys, skip := e.chunkScratch(hi - lo)
+			ids := sc.ids[k+1][:hi-lo]
+			keys, marks := sc.chunk(hi - lo)
 			anySkip := false
 			for j, a := range dst {
 				b := ids[j]
 				keys[j] = uint64(a)<<32 | uint64(b)
-				skip[j] = a == NoID || b == NoID
-				if skip[j] {
-					dst[j] = NoID
-					anySkip = true
+				marks[j] = MarkKey
+				if a == NoID || b == NoID {
+					dst[j], marks[j], anySkip = NoID, MarkSkip, true
 				}
 			}
-			if !anySkip {
-				skip = nil
-			}
-			if insert {
-				t.InsertAll(keys, skip, dst)
-			} else {
-				t.LookupAll(keys, skip, dst)
-			}
+			t.all(sc, keys, marks, anySkip, insert, dst)
 		}
 	}
 	return out, nil
@@ -317,6 +339,7 @@ func (e *Encoder) reserve(n int) {
 	for _, t := range e.tuples {
 		t.Reserve(estimateDistinct(t.Len(), ChunkRows, n))
 	}
+
 }
 
 // estimateDistinct estimates the number of distinct values of n rows
@@ -347,31 +370,22 @@ func estimateDistinct(d, k, n int) int {
 	return int(hi) + 1
 }
 
-// chunkScratch returns the key and skip buffers for a chunk of n rows.
-func (e *Encoder) chunkScratch(n int) ([]uint64, []bool) {
-	if cap(e.keys) < n {
-		e.keys = make([]uint64, max(n, ChunkRows))
-		e.skip = make([]bool, max(n, ChunkRows))
-	}
-	return e.keys[:n], e.skip[:n]
-}
-
 // nullID returns the id of null in column c, giving it one on insert.
 func (e *Encoder) nullID(c *keyCol, insert bool) uint32 {
 	if !e.nullsEqual {
 		return NoID
 	}
+	if c.ints != nil {
+		return c.ints.NullID(insert)
+	}
 	if c.null == NoID && insert {
-		if c.strs != nil {
-			c.null = c.strs.NewID()
-		} else {
-			c.null = c.ints.NewID()
-		}
+		c.null = c.strs.NewID()
 	}
 	return c.null
 }
 
-func (e *Encoder) colIDs(c *keyCol, col arrow.Array, lo, hi int, out []uint32, insert bool) {
+func (e *Encoder) colIDs(sc *scratch, ci int, col arrow.Array, lo, hi int, out []uint32, insert bool) {
+	c := e.cols[ci]
 	bm, boff := Validity(col)
 	boff += lo
 	switch c.kind {
@@ -380,8 +394,8 @@ func (e *Encoder) colIDs(c *keyCol, col arrow.Array, lo, hi int, out []uint32, i
 		if !insert {
 			cv = convFor(col.DataType(), c.typ)
 		}
-		null := func() uint32 { return e.nullID(c, insert) }
-		keys, skip := e.chunkScratch(hi - lo)
+		null := e.nullMark()
+		keys, skip := sc.chunk(hi - lo)
 		var anySkip bool
 		switch col.DataType().ID() {
 		case arrow.INT8:
@@ -401,30 +415,30 @@ func (e *Encoder) colIDs(c *keyCol, col arrow.Array, lo, hi int, out []uint32, i
 		default: // int64 and the temporal types stored as int64
 			anySkip = intKeys(Values[int64](col)[lo:hi], bm, boff, cv, null, keys, skip, out)
 		}
-		c.ints.all(keys, skip, anySkip, insert, out)
+		c.ints.all(sc, keys, skip, anySkip, insert, out)
 	case KindFloat:
-		null := func() uint32 { return e.nullID(c, insert) }
-		keys, skip := e.chunkScratch(hi - lo)
+		null := e.nullMark()
+		keys, skip := sc.chunk(hi - lo)
 		var anySkip bool
 		if col.DataType().ID() == arrow.FLOAT32 {
 			anySkip = floatKeys(Values[float32](col)[lo:hi], bm, boff, e.nullsEqual, null, keys, skip, out)
 		} else {
 			anySkip = floatKeys(Values[float64](col)[lo:hi], bm, boff, e.nullsEqual, null, keys, skip, out)
 		}
-		c.ints.all(keys, skip, anySkip, insert, out)
+		c.ints.all(sc, keys, skip, anySkip, insert, out)
 	case KindBool:
-		null := func() uint32 { return e.nullID(c, insert) }
-		if cap(e.bools) < hi-lo {
-			e.bools = make([]uint8, ChunkRows)
+		null := e.nullMark()
+		if cap(sc.bools) < hi-lo {
+			sc.bools = make([]uint8, ChunkRows)
 		}
-		b := e.bools[:hi-lo]
+		b := sc.bools[:hi-lo]
 		Bools(col, lo, hi, b)
-		keys, skip := e.chunkScratch(hi - lo)
+		keys, skip := sc.chunk(hi - lo)
 		anySkip := intKeys(b, bm, boff, conv{mul: 1, div: 1}, null, keys, skip, out)
-		c.ints.all(keys, skip, anySkip, insert, out)
+		c.ints.all(sc, keys, skip, anySkip, insert, out)
 	case KindString:
 		if d, ok := col.(*array.Dictionary); ok {
-			e.dictIDs(c, d, lo, hi, out, insert)
+			e.dictIDs(c, &sc.dicts[ci], d, lo, hi, out, insert)
 			return
 		}
 		v := NewStringView(col)
@@ -443,21 +457,34 @@ func (e *Encoder) colIDs(c *keyCol, col arrow.Array, lo, hi int, out []uint32, i
 }
 
 // all inserts or looks up a chunk's keys.
-func (t *IntTable) all(keys []uint64, skip []bool, anySkip, insert bool, out []uint32) {
-	if !anySkip {
-		skip = nil
+func (t *IntTable) all(sc *scratch, keys []uint64, marks []uint8, anyMarked, insert bool, out []uint32) {
+	if !anyMarked {
+		marks = nil
 	}
 	if insert {
-		t.InsertAll(keys, skip, out)
-	} else {
-		t.LookupAll(keys, skip, out)
+		t.InsertAll(keys, marks, out)
+		return
 	}
+	if cap(sc.pos) < len(keys) {
+		sc.pos = make([]uint64, max(len(keys), ChunkRows))
+	}
+	t.LookupAll(keys, marks, out, sc.pos[:len(keys)])
 }
 
-// intKeys writes the table value of each integer to keys; a null row, or
-// one the conversion cannot hold, is marked in skip and gets its id now:
-// null() or NoID. It returns whether it marked any.
-func intKeys[T Integer](vals []T, bm []byte, boff int, cv conv, null func() uint32, keys []uint64, skip []bool, out []uint32) bool {
+// nullMark is how null rows are marked: MarkNull when null is a value,
+// else MarkSkip (with NoID).
+func (e *Encoder) nullMark() uint8 {
+	if e.nullsEqual {
+		return MarkNull
+	}
+	return MarkSkip
+}
+
+// intKeys writes the table value of each integer to keys and marks the
+// rows that have none: a null row with null (its id NoID when null is
+// MarkSkip), a value that the conversion cannot hold with MarkSkip (and
+// NoID). It returns whether it marked any.
+func intKeys[T Integer](vals []T, bm []byte, boff int, cv conv, null uint8, keys []uint64, marks []uint8, out []uint32) bool {
 	if cv.identity() && bm == nil {
 		for j, v := range vals {
 			keys[j] = uint64(int64(v))
@@ -466,19 +493,19 @@ func intKeys[T Integer](vals []T, bm []byte, boff int, cv conv, null func() uint
 	}
 	any := false
 	for j, v := range vals {
-		skip[j] = false
+		marks[j] = MarkKey
 		if bm != nil && !Bit(bm, boff+j) {
-			skip[j], out[j], any = true, null(), true
+			marks[j], out[j], any = null, NoID, true
 			continue
 		}
 		x := int64(v)
 		if cv.negAbs && x < 0 {
-			skip[j], out[j], any = true, NoID, true
+			marks[j], out[j], any = MarkSkip, NoID, true
 			continue
 		}
 		if cv.div > 1 {
 			if x%cv.div != 0 {
-				skip[j], out[j], any = true, NoID, true
+				marks[j], out[j], any = MarkSkip, NoID, true
 				continue
 			}
 			x /= cv.div
@@ -486,7 +513,7 @@ func intKeys[T Integer](vals []T, bm []byte, boff int, cv conv, null func() uint
 		if cv.mul > 1 {
 			y := x * cv.mul
 			if y/cv.mul != x {
-				skip[j], out[j], any = true, NoID, true
+				marks[j], out[j], any = MarkSkip, NoID, true
 				continue
 			}
 			x = y
@@ -510,17 +537,17 @@ func FloatKey(f float64) uint64 {
 
 // floatKeys is intKeys for floats: NaN is a value when nanIsValue, else
 // it matches nothing.
-func floatKeys[T Float](vals []T, bm []byte, boff int, nanIsValue bool, null func() uint32, keys []uint64, skip []bool, out []uint32) bool {
+func floatKeys[T Float](vals []T, bm []byte, boff int, nanIsValue bool, null uint8, keys []uint64, marks []uint8, out []uint32) bool {
 	any := false
 	for j, v := range vals {
-		skip[j] = false
+		marks[j] = MarkKey
 		if bm != nil && !Bit(bm, boff+j) {
-			skip[j], out[j], any = true, null(), true
+			marks[j], out[j], any = null, NoID, true
 			continue
 		}
 		f := float64(v)
 		if f != f && !nanIsValue {
-			skip[j], out[j], any = true, NoID, true
+			marks[j], out[j], any = MarkSkip, NoID, true
 			continue
 		}
 		keys[j] = FloatKey(f)
@@ -531,19 +558,18 @@ func floatKeys[T Float](vals []T, bm []byte, boff int, nanIsValue bool, null fun
 // dictIDs gives ids to the rows of a dictionary array: each entry is
 // looked up once, the first time a row uses it, so that ids still follow
 // the order of first rows.
-func (e *Encoder) dictIDs(c *keyCol, d *array.Dictionary, lo, hi int, out []uint32, insert bool) {
+func (e *Encoder) dictIDs(c *keyCol, cache *dictCache, d *array.Dictionary, lo, hi int, out []uint32, insert bool) {
 	dd := d.Data().Dictionary()
-	if dd != c.dict || insert != c.dictInsert {
-		c.dict = dd
-		c.dictIDs = make([]uint32, dd.Len())
-		c.dictInsert = insert
+	if dd != cache.dict {
+		cache.dict = dd
+		cache.ids = make([]uint32, dd.Len())
 	}
 	dict := d.Dictionary()
 	dv := NewStringView(dict)
 	dbm, doff := Validity(dict)
 	bm, boff := Validity(d)
 	idx := d.Indices()
-	s := dictScan{e: e, c: c, dv: &dv, dbm: dbm, doff: doff, bm: bm, boff: boff + lo, insert: insert}
+	s := dictScan{e: e, c: c, m: cache.ids, dv: &dv, dbm: dbm, doff: doff, bm: bm, boff: boff + lo, insert: insert}
 	switch idx.DataType().ID() {
 	case arrow.INT8:
 		dictRows(&s, Values[int8](idx)[lo:hi], out)
@@ -567,6 +593,7 @@ func (e *Encoder) dictIDs(c *keyCol, d *array.Dictionary, lo, hi int, out []uint
 type dictScan struct {
 	e      *Encoder
 	c      *keyCol
+	m      []uint32 // the dictionary's cache
 	dv     *StringView
 	dbm    []byte
 	doff   int
@@ -576,7 +603,7 @@ type dictScan struct {
 }
 
 func dictRows[T Integer](s *dictScan, idx []T, out []uint32) {
-	m := s.c.dictIDs
+	m := s.m
 	for j, x := range idx {
 		if s.bm != nil && !Bit(s.bm, s.boff+j) {
 			out[j] = s.e.nullID(s.c, s.insert)

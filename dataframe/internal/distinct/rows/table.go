@@ -26,7 +26,8 @@ type IntTable struct {
 	lut    []uint32 // id+1 of value lutMin+i; 0 when absent
 	lutMin uint64
 
-	pos []uint64 // scratch of InsertAll and LookupAll
+	pos  []uint64 // scratch of InsertAll
+	null uint32   // id+1 of null; 0 until NullID gives it one
 }
 
 type intSlot struct {
@@ -136,22 +137,55 @@ func tableSize(n int) int {
 	return size
 }
 
-// InsertAll gives ids to keys[j] for every row j that skip (nil: none)
-// does not mark, writing them to out. It hashes the whole batch first and
-// then probes, so that the cache misses of many rows overlap.
-func (t *IntTable) InsertAll(keys []uint64, skip []bool, out []uint32) {
+// Marks of the rows given to InsertAll and LookupAll.
+const (
+	MarkKey  uint8 = iota // the row's key is in keys
+	MarkSkip              // leave the row alone (its id is written already)
+	MarkNull              // the row is null: the table's null id (NullID)
+)
+
+// NullID returns the id of null, giving it the next id when insert is
+// true and it has none; NoID when it has none.
+func (t *IntTable) NullID(insert bool) uint32 {
+	if t.null == 0 && insert {
+		t.null = t.NewID() + 1
+	}
+	return t.null - 1
+}
+
+// InsertAll gives ids to the rows of a batch, in row order, writing them
+// to out: keys[j] for a row that marks (nil: all MarkKey) marks MarkKey,
+// the null id for MarkNull. It hashes the whole batch first and then
+// probes, so that the cache misses of many rows overlap.
+func (t *IntTable) InsertAll(keys []uint64, marks []uint8, out []uint32) {
 	if t.lut != nil {
+		lut, lmin := t.lut, t.lutMin
 		for j, v := range keys {
-			if skip == nil || !skip[j] {
+			switch {
+			case marks == nil || marks[j] == MarkKey:
+				if k := v - lmin; k < uint64(len(lut)) {
+					if id := lut[k]; id != 0 {
+						out[j] = id - 1
+						continue
+					}
+				}
 				out[j] = t.Insert(v)
+			case marks[j] == MarkNull:
+				out[j] = t.NullID(true)
 			}
 		}
 		return
 	}
-	pos := t.positions(keys)
+	if cap(t.pos) < len(keys) {
+		t.pos = make([]uint64, max(len(keys), ChunkRows))
+	}
+	pos := positions(t.mask, keys, t.pos[:len(keys)])
 	mask := t.mask
 	for j, v := range keys {
-		if skip != nil && skip[j] {
+		if marks != nil && marks[j] != MarkKey {
+			if marks[j] == MarkNull {
+				out[j] = t.NullID(true)
+			}
 			continue
 		}
 		i := pos[j]
@@ -181,22 +215,37 @@ func (t *IntTable) InsertAll(keys []uint64, skip []bool, out []uint32) {
 	}
 }
 
-// LookupAll writes the id of keys[j], or NoID, to out[j] for every row
-// that skip (nil: none) does not mark; see InsertAll.
-func (t *IntTable) LookupAll(keys []uint64, skip []bool, out []uint32) {
+// LookupAll writes the id of each row, or NoID, to out; see InsertAll.
+// pos is scratch space for as many values as keys (allocated when nil or
+// short), so that lookups of one table may run concurrently.
+func (t *IntTable) LookupAll(keys []uint64, marks []uint8, out []uint32, pos []uint64) {
 	if t.lut != nil {
+		lut, lmin := t.lut, t.lutMin
 		for j, v := range keys {
-			if skip == nil || !skip[j] {
-				out[j] = t.Lookup(v)
+			switch {
+			case marks == nil || marks[j] == MarkKey:
+				if k := v - lmin; k < uint64(len(lut)) {
+					out[j] = lut[k] - 1 // 0-1 is NoID
+				} else {
+					out[j] = t.Lookup(v)
+				}
+			case marks[j] == MarkNull:
+				out[j] = t.NullID(false)
 			}
 		}
 		return
 	}
-	pos := t.positions(keys)
+	if cap(pos) < len(keys) {
+		pos = make([]uint64, len(keys))
+	}
+	pos = positions(t.mask, keys, pos[:len(keys)])
 	mask := t.mask
 	slots := t.slots
 	for j, v := range keys {
-		if skip != nil && skip[j] {
+		if marks != nil && marks[j] != MarkKey {
+			if marks[j] == MarkNull {
+				out[j] = t.NullID(false)
+			}
 			continue
 		}
 		i := pos[j]
@@ -215,13 +264,8 @@ func (t *IntTable) LookupAll(keys []uint64, skip []bool, out []uint32) {
 	}
 }
 
-// positions returns the home slot of each key.
-func (t *IntTable) positions(keys []uint64) []uint64 {
-	if cap(t.pos) < len(keys) {
-		t.pos = make([]uint64, max(len(keys), ChunkRows))
-	}
-	pos := t.pos[:len(keys)]
-	mask := t.mask
+// positions writes the home slot of each key to pos.
+func positions(mask uint64, keys, pos []uint64) []uint64 {
 	for j, v := range keys {
 		pos[j] = HashUint64(v) & mask
 	}
