@@ -15,6 +15,15 @@ import (
 // Graph returns the task graph that computes the DataFrame after
 // optimization, and the keys of its partitions in order.
 func (df DataFrame) Graph() (*graph.Graph, []graph.Key, error) {
+	l, keys, err := df.lower()
+	if err != nil {
+		return nil, nil, err
+	}
+	return l.g, keys, nil
+}
+
+// lower optimizes the plan and lowers it to tasks.
+func (df DataFrame) lower() (*lowerer, []graph.Key, error) {
 	if err := df.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -27,7 +36,7 @@ func (df DataFrame) Graph() (*graph.Graph, []graph.Key, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return l.g, keys, nil
+	return l, keys, nil
 }
 
 // Explain returns the optimized plan as text: what is read (which
@@ -62,14 +71,17 @@ func (df DataFrame) Compute(ctx context.Context, exec graph.Executor) (arrow.Tab
 }
 
 func (df DataFrame) computeRecords(ctx context.Context, exec graph.Executor) ([]arrow.RecordBatch, error) {
-	g, keys, err := df.Graph()
+	l, keys, err := df.lower()
 	if err != nil {
 		return nil, err
 	}
 	if exec == nil {
 		return nil, errors.New("dataframe: Compute needs an executor, such as local.New()")
 	}
-	vals, err := exec.Compute(ctx, g, keys...)
+	vals, err := exec.Compute(ctx, l.g, keys...)
+	if cerr := cleanupShuffles(exec, l.shuffles); err == nil && cerr != nil {
+		return nil, fmt.Errorf("remove shuffle files: %w", cerr)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -112,14 +124,16 @@ func conform(rec arrow.RecordBatch, schema *arrow.Schema) (arrow.RecordBatch, er
 // The returned DataFrame reads them from there, so that several
 // computations share the work; call its Release when done.
 func (df DataFrame) Persist(ctx context.Context, exec graph.Executor) (DataFrame, error) {
-	g, keys, err := df.Graph()
+	l, keys, err := df.lower()
 	if err != nil {
 		return DataFrame{}, err
 	}
-	fs, err := exec.Submit(ctx, g, keys...)
+	fs, err := exec.Submit(ctx, l.g, keys...)
 	if err != nil {
+		cleanupShuffles(exec, l.shuffles)
 		return DataFrame{}, err
 	}
+	defer cleanupShuffles(exec, l.shuffles)
 	for _, f := range fs {
 		select {
 		case <-f.Done():
@@ -132,7 +146,8 @@ func (df DataFrame) Persist(ctx context.Context, exec graph.Executor) (DataFrame
 			return DataFrame{}, err
 		}
 	}
-	n := &node{kind: kindSource, schema: df.Schema(), nparts: len(keys), src: &source{keys: keys, futures: fs}}
+	n := &node{kind: kindSource, schema: df.Schema(), nparts: len(keys), src: &source{keys: keys, futures: fs},
+		index: df.n.index, divisions: df.n.divisions}
 	return DataFrame{n: n}, nil
 }
 

@@ -80,11 +80,28 @@ func (df DataFrame) String() string {
 	return b.String()
 }
 
-// derive builds a new DataFrame from a node whose input is df.
+// derive builds a new DataFrame from a node whose input is df. Filters
+// and projections that keep the index column keep the index.
 func (df DataFrame) derive(n *node) DataFrame {
 	n.inputs = append([]*node{df.n}, n.inputs...)
 	if n.nparts == 0 {
 		n.nparts = df.n.nparts
+	}
+	if df.n.index != "" && n.index == "" {
+		keep := false
+		switch n.kind {
+		case kindFilter:
+			keep = true
+		case kindProject:
+			for _, e := range n.exprs {
+				if c, ok := passthrough(e); ok && c == df.n.index && e.Name() == c {
+					keep = true
+				}
+			}
+		}
+		if keep {
+			n.index, n.divisions = df.n.index, df.n.divisions
+		}
 	}
 	return DataFrame{n: n}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/shoal-data/shoal/dataframe/expr"
+	"github.com/shoal-data/shoal/dataframe/internal/shuffle"
 	"github.com/shoal-data/shoal/graph"
 )
 
@@ -18,11 +19,12 @@ import (
 // plan, so the same sub-plan used twice (a column used in two places)
 // is the same tasks and computed once.
 type lowerer struct {
-	g       *graph.Graph
-	reg     *graph.Registry
-	keys    map[*node][]graph.Key
-	tokens  map[*node]string
-	parents map[*node]int // a node used by several is computed once, not fused into each
+	shuffles []string // ids of the shuffles, whose files go when the computation ends
+	g        *graph.Graph
+	reg      *graph.Registry
+	keys     map[*node][]graph.Key
+	tokens   map[*node]string
+	parents  map[*node]int // a node used by several is computed once, not fused into each
 }
 
 func newLowerer(reg *graph.Registry, root *node) *lowerer {
@@ -79,6 +81,17 @@ func (l *lowerer) partitions(n *node) ([]graph.Key, error) {
 		ks, err = l.head(n)
 	case n.kind == kindAgg:
 		ks, err = l.aggregate(n)
+	case n.kind == kindShuffle:
+		ks, err = l.shuffle(n)
+	case n.kind == kindSelect:
+		var in []graph.Key
+		if in, err = l.partitions(n.input()); err == nil {
+			for _, i := range n.parts {
+				ks = append(ks, in[i])
+			}
+		}
+	case n.kind == kindPieces:
+		ks, err = l.pieces(n)
 	default:
 		err = fmt.Errorf("cannot lower a %s", n.describe())
 	}
@@ -274,10 +287,17 @@ func (l *lowerer) coalesce(n *node) ([]graph.Key, error) {
 	}
 	params, _ := json.Marshal(concatParams{Schema: schema})
 	token := l.token(n)
+	spans := n.spans
+	if spans == nil {
+		for i := 0; i < len(in); i += n.groups {
+			spans = append(spans, i)
+		}
+		spans = append(spans, len(in))
+	}
 	var keys []graph.Key
-	for i := 0; i < len(in); i += n.groups {
-		k := graph.NewKey("coalesce", token, len(keys))
-		if err := l.g.Add(&graph.Task{Key: k, Op: OpConcat, Params: params, Deps: in[i:min(i+n.groups, len(in))]}); err != nil {
+	for i := 0; i+1 < len(spans); i++ {
+		k := graph.NewKey("coalesce", token, i)
+		if err := l.g.Add(&graph.Task{Key: k, Op: OpConcat, Params: params, Deps: in[spans[i]:spans[i+1]]}); err != nil {
 			return nil, err
 		}
 		keys = append(keys, k)
@@ -404,4 +424,113 @@ func (s *source) identity() string {
 		}
 	}
 	return b.String()
+}
+
+// patch rewrites the programs of tasks just added by pipeline.
+func (l *lowerer) patch(keys []graph.Key, f func(i int, p *program, t *graph.Task)) error {
+	for i, k := range keys {
+		t, _ := l.g.Get(k)
+		var p program
+		if err := json.Unmarshal(t.Params, &p); err != nil {
+			return err
+		}
+		f(i, &p, t)
+		b, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		t.Params = b
+	}
+	return nil
+}
+
+// shuffle adds the tasks of a shuffle: a sample of the inputs and the
+// divisions it gives (for a range shuffle without known divisions), one
+// split per input partition (fused with its pipeline) and one collect per
+// output.
+func (l *lowerer) shuffle(n *node) ([]graph.Key, error) {
+	sp := n.shuf
+	in := n.input()
+	token := l.token(n)
+	id := token
+	l.shuffles = append(l.shuffles, id)
+	spec := shuffle.PartitionSpec{Hash: sp.hash}
+	var divKey graph.Key
+	if len(sp.sort) > 0 {
+		spec.Range = sp.sort
+		spec.Divisions = sp.divisions
+		if sp.divisions == nil {
+			cols := make([]string, len(sp.sort))
+			for i, k := range sp.sort {
+				cols[i] = k.Column
+			}
+			per := min(max(20*sp.outputs, 200), 20_000)
+			samples, err := l.pipeline(in, sinkSpec{Kind: "sample", Keys: cols, N: per}, "sample")
+			if err != nil {
+				return nil, err
+			}
+			schema, err := encodeSchema(subSchema(in.schema, cols))
+			if err != nil {
+				return nil, err
+			}
+			params, _ := json.Marshal(divisionsParams{Sort: sp.sort, Outputs: sp.outputs, Schema: schema})
+			divKey = graph.NewKey("divisions", token)
+			if err := l.g.Add(&graph.Task{Key: divKey, Op: OpDivisions, Params: params, Deps: samples}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	sink := sinkSpec{Kind: "shuffle", Shuffle: &shuffleSink{ID: id, Outputs: sp.outputs, Spec: spec, Opts: sp.opts}}
+	splits, err := l.pipeline(in, sink, "shuffle-split")
+	if err != nil {
+		return nil, err
+	}
+	err = l.patch(splits, func(i int, p *program, t *graph.Task) {
+		p.Sink.Shuffle.Input = i
+		if divKey != "" {
+			p.Aux = 1
+			t.Deps = append(slices.Clone(t.Deps), divKey)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	schema, err := encodeSchema(n.schema)
+	if err != nil {
+		return nil, err
+	}
+	var sortKeys []SortKey
+	if sp.sorted {
+		sortKeys = sp.sort
+	}
+	out := make([]graph.Key, sp.outputs)
+	for j := range out {
+		params, _ := json.Marshal(collectParams{ID: id, Output: j, Schema: schema, Sort: sortKeys, Opts: sp.opts})
+		out[j] = graph.NewKey("shuffle-collect", token, j)
+		if err := l.g.Add(&graph.Task{Key: out[j], Op: OpShuffleCollect, Params: params, Deps: splits}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// pieces splits every partition into n.pieces row ranges.
+func (l *lowerer) pieces(n *node) ([]graph.Key, error) {
+	whole, err := l.pipeline(n.input(), sinkSpec{Kind: "pieces", N: n.pieces}, "pieces")
+	if err != nil {
+		return nil, err
+	}
+	token := l.token(n)
+	var out []graph.Key
+	for i, w := range whole {
+		for j := range n.pieces {
+			k := graph.NewKey("piece", token, i, j)
+			if err := l.g.Add(&graph.Task{Key: k, Op: graph.OpGetItem, Params: graph.GetItemParams(j),
+				Deps: []graph.Key{w}}); err != nil {
+				return nil, err
+			}
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }

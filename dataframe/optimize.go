@@ -163,9 +163,15 @@ func prune(root *node) error {
 			}
 		case kindMap:
 			add(n.input(), schemaNames(n.input().schema)...)
-		case kindHead, kindCoalesce, kindConcat:
+		case kindHead, kindCoalesce, kindConcat, kindSelect, kindPieces:
 			for _, in := range n.inputs {
 				add(in, keys(r)...)
+			}
+		case kindShuffle:
+			add(n.input(), keys(r)...)
+			add(n.input(), n.shuf.hash...)
+			for _, k := range n.shuf.sort {
+				add(n.input(), k.Column)
 			}
 		case kindAgg:
 			add(n.input(), n.agg.keys...)
@@ -211,7 +217,7 @@ func prune(root *node) error {
 				}
 				n.schema = subSchema(n.schema, names)
 			}
-		case kindFilter, kindHead, kindCoalesce:
+		case kindFilter, kindHead, kindCoalesce, kindShuffle, kindSelect, kindPieces:
 			n.schema = n.input().schema
 		case kindConcat:
 			cols := keepColumns(n.schema, r)
@@ -402,9 +408,17 @@ func recount(n *node, seen map[*node]bool) int {
 			n.nparts += in.nparts
 		}
 	case kindCoalesce:
-		n.nparts = (n.input().nparts + n.groups - 1) / n.groups
+		if n.spans == nil {
+			n.nparts = (n.input().nparts + n.groups - 1) / n.groups
+		}
 	case kindHead:
 		n.nparts = 1
+	case kindShuffle:
+		n.nparts = n.shuf.outputs
+	case kindSelect:
+		n.nparts = len(n.parts)
+	case kindPieces:
+		n.nparts = n.input().nparts * n.pieces
 	case kindAgg:
 		n.nparts = max(n.agg.splitOut, 1)
 	}

@@ -27,6 +27,9 @@ const (
 	kindConcat                   // the partitions of all inputs, in order
 	kindAgg                      // a reduction or a group-by
 	kindCoalesce                 // concatenate runs of partitions into fewer
+	kindShuffle                  // move rows between partitions by hash or range
+	kindSelect                   // some of the input's partitions
+	kindPieces                   // split each partition into row ranges
 )
 
 type node struct {
@@ -35,14 +38,24 @@ type node struct {
 	inputs []*node
 	nparts int // partitions it produces
 
-	src    *source     // kindSource
-	pred   expr.Expr   // kindFilter
-	exprs  []expr.Expr // kindProject: each expression's Name() is its output column
-	fn     string      // kindMap: registered op name
-	n      int64       // kindHead
-	agg    *aggPlan    // kindAgg
-	groups int         // kindCoalesce: input partitions per output partition
-	note   string      // why the optimizer added or changed the node, for Explain
+	src    *source      // kindSource
+	pred   expr.Expr    // kindFilter
+	exprs  []expr.Expr  // kindProject: each expression's Name() is its output column
+	fn     string       // kindMap: registered op name
+	n      int64        // kindHead
+	agg    *aggPlan     // kindAgg
+	groups int          // kindCoalesce: input partitions per output partition, or
+	spans  []int        // kindCoalesce: output i is input partitions spans[i] to spans[i+1]
+	shuf   *shufflePlan // kindShuffle
+	parts  []int        // kindSelect: the input partitions kept
+	pieces int          // kindPieces: pieces per input partition
+	note   string       // why the optimizer added or changed the node, for Explain
+
+	// index is the column the rows are sorted by with known divisions
+	// (SetIndex): partition i holds the values in [divisions[i],
+	// divisions[i+1]) (the last one including its upper end).
+	index     string
+	divisions []any
 }
 
 // aggPlan describes an aggregation.
@@ -121,7 +134,36 @@ func (n *node) describe() string {
 		}
 		return s + ")"
 	case kindCoalesce:
+		if n.spans != nil {
+			return fmt.Sprintf("Coalesce into %d partitions", len(n.spans)-1)
+		}
 		return fmt.Sprintf("Coalesce every %d partitions", n.groups)
+	case kindShuffle:
+		sp := n.shuf
+		if len(sp.hash) > 0 {
+			return fmt.Sprintf("Shuffle by hash of %s into %d", strings.Join(sp.hash, ", "), sp.outputs)
+		}
+		var keys []string
+		for _, k := range sp.sort {
+			s := k.Column
+			if k.Descending {
+				s += " desc"
+			}
+			keys = append(keys, s)
+		}
+		how := "divisions from a sample"
+		if sp.divisions != nil {
+			how = "known divisions"
+		}
+		s := fmt.Sprintf("Shuffle by ranges of %s into %d (%s)", strings.Join(keys, ", "), sp.outputs, how)
+		if sp.sorted {
+			s += ", each sorted"
+		}
+		return s
+	case kindSelect:
+		return fmt.Sprintf("Partitions %v", n.parts)
+	case kindPieces:
+		return fmt.Sprintf("Split every partition in %d", n.pieces)
 	}
 	return "?"
 }

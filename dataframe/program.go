@@ -25,6 +25,9 @@ type program struct {
 	Source sourceSpec `json:"source"`
 	Steps  []stepSpec `json:"steps,omitempty"`
 	Sink   sinkSpec   `json:"sink,omitzero"`
+	// Aux is the number of the task's last inputs that are not rows but
+	// help the sink (the divisions of a range shuffle).
+	Aux int `json:"aux,omitempty"`
 }
 
 type sourceSpec struct {
@@ -49,14 +52,18 @@ type stepSpec struct {
 }
 
 type sinkSpec struct {
-	// Kind is "" (the record itself), "partial" (a partial aggregation) or
-	// "split" (a partial aggregation split by hash of the keys into N).
+	// Kind is "" (the record itself), "partial" (a partial aggregation),
+	// "split" (a partial aggregation split by hash of the keys into N),
+	// "shuffle" (the input of a shuffle), "sample" (about N evenly spaced
+	// rows of Keys) or "write" (a file).
 	Kind  string      `json:"kind,omitempty"`
 	Keys  []string    `json:"keys,omitempty"`
 	Specs []agg.Spec  `json:"specs,omitempty"`
 	Opts  agg.Options `json:"opts,omitzero"`
 	N     int         `json:"n,omitempty"`
 	Write *writeSpec  `json:"write,omitempty"`
+	// Shuffle says where the rows go, for "shuffle".
+	Shuffle *shuffleSink `json:"shuffle,omitempty"`
 }
 
 // allocator recycles the buffers of intermediate results: a block read,
@@ -72,6 +79,14 @@ func runPartition(ctx context.Context, in graph.OpInput) (any, error) {
 		return nil, fmt.Errorf("decode partition program: %w", err)
 	}
 	mem := allocator
+	var aux []any
+	if p.Aux > 0 {
+		if p.Aux > len(in.Inputs) {
+			return nil, fmt.Errorf("partition program wants %d auxiliary inputs, has %d inputs", p.Aux, len(in.Inputs))
+		}
+		aux = in.Inputs[len(in.Inputs)-p.Aux:]
+		in.Inputs = in.Inputs[:len(in.Inputs)-p.Aux]
+	}
 	rec, err := p.Source.open(ctx, in, mem)
 	if err != nil {
 		return nil, err
@@ -84,7 +99,7 @@ func runPartition(ctx context.Context, in graph.OpInput) (any, error) {
 		}
 		rec = next
 	}
-	return p.Sink.consume(ctx, in, rec, mem)
+	return p.Sink.consume(ctx, in, rec, mem, aux)
 }
 
 func (s *sourceSpec) open(ctx context.Context, in graph.OpInput, mem memory.Allocator) (arrow.RecordBatch, error) {
@@ -236,10 +251,25 @@ func (st *stepSpec) run(ctx context.Context, in graph.OpInput, rec arrow.RecordB
 	return nil, fmt.Errorf("unknown step %q", st.Kind)
 }
 
-func (s *sinkSpec) consume(ctx context.Context, in graph.OpInput, rec arrow.RecordBatch, mem memory.Allocator) (any, error) {
+func (s *sinkSpec) consume(ctx context.Context, in graph.OpInput, rec arrow.RecordBatch, mem memory.Allocator, aux []any) (any, error) {
 	switch s.Kind {
 	case "":
 		return rec, nil
+	case "shuffle":
+		defer rec.Release()
+		return s.split(ctx, in, rec, aux)
+	case "sample":
+		defer rec.Release()
+		return sampleRows(rec, s.Keys, s.N, mem)
+	case "pieces":
+		defer rec.Release()
+		out := make([]any, s.N)
+		rows := rec.NumRows()
+		for j := range s.N {
+			lo, hi := rows*int64(j)/int64(s.N), rows*int64(j+1)/int64(s.N)
+			out[j] = rec.NewSlice(lo, hi)
+		}
+		return out, nil
 	case "partial":
 		defer rec.Release()
 		return agg.Partial(ctx, rec, s.Keys, s.Specs, s.Opts, mem)
@@ -441,12 +471,20 @@ func runHead(ctx context.Context, in graph.OpInput) (any, error) {
 // RegisterOps registers the dataframe ops into reg. The default registry
 // has them; call it for a registry made with graph.NewRegistry.
 func RegisterOps(reg *graph.Registry) error {
+	if _, ok := reg.Codec(manifestCodec.Name()); !ok {
+		if err := reg.RegisterCodec(manifestCodec); err != nil {
+			return err
+		}
+	}
 	ops := []graph.Op{
 		{Name: OpPartition, Signature: "v1", Run: runPartition},
 		{Name: OpAggMerge, Signature: "v1", Run: runAggMerge},
 		{Name: OpAggFinal, Signature: "v1", Run: runAggFinal},
 		{Name: OpConcat, Signature: "v1", Run: runConcat},
 		{Name: OpHead, Signature: "v1", Run: runHead},
+		{Name: OpShuffleCollect, Signature: "v1", Run: runShuffleCollect},
+		{Name: OpDivisions, Signature: "v1", Run: runDivisions},
+		{Name: OpIndexStats, Signature: "v1", Run: runIndexStats},
 	}
 	for _, op := range ops {
 		if err := reg.Register(op); err != nil {
@@ -461,3 +499,5 @@ func init() {
 		panic(err)
 	}
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
