@@ -1,0 +1,297 @@
+package array
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/local"
+)
+
+// The benchmarks of the issue. Run them one at a time, with one iteration
+// each, several times:
+//
+//	go test -run XXX -bench 'Sum20000|XPlusXT|MatMul4000' -benchtime 1x -count 3 ./array/
+//
+// Each compares Shoal with a plain loop or single-threaded gonum in the
+// same function, on the same data, and reports the ratio.
+
+const (
+	bigN     = 20000
+	bigChunk = 2000
+)
+
+// vmHWM returns the peak resident memory of the process since the last
+// resetHWM, in bytes (Linux), or -1.
+func vmHWM() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return kb << 10
+		}
+	}
+	return -1
+}
+
+// resetHWM returns memory to the OS and resets the peak to the current
+// resident size.
+func resetHWM() {
+	runtime.GC()
+	debug.FreeOSMemory()
+	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+func vmRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return -1
+}
+
+func bigArray() Array { return Uniform(42, []int{bigN, bigN}, 0, 1, Chunks(bigChunk, bigChunk)) }
+
+// persistedChunks persists a and returns it with its chunks' buffers.
+func persistedChunks(b *testing.B, exec graph.Executor, a Array) (Array, [][]float64) {
+	b.Helper()
+	p, err := a.Persist(context.Background(), exec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	op := p.n.op.(*persistOp)
+	bufs := make([][]float64, len(op.futures))
+	for i, f := range op.futures {
+		v, err := f.Result(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		bufs[i] = v.(*Dense).data.([]float64)
+	}
+	return p, bufs
+}
+
+func plainSum(bufs [][]float64) float64 {
+	var s float64
+	for _, buf := range bufs {
+		for _, v := range buf {
+			s += v
+		}
+	}
+	return s
+}
+
+// streamSum sums bufs on n goroutines with four accumulators each: what n
+// cores can stream from memory.
+func streamSum(bufs [][]float64, n int) float64 {
+	parts := make([]float64, n)
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var total float64
+			for i := w; i < len(bufs); i += n {
+				total += sumRun(bufs[i], false)
+			}
+			parts[w] = total
+		}()
+	}
+	wg.Wait()
+	var s float64
+	for _, p := range parts {
+		s += p
+	}
+	return s
+}
+
+func seconds(f func()) float64 {
+	t := time.Now()
+	f()
+	return time.Since(t).Seconds()
+}
+
+func scalar(b *testing.B, exec graph.Executor, a Array) float64 {
+	b.Helper()
+	d, err := a.Compute(context.Background(), exec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := d.At()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return v
+}
+
+// BenchmarkSum20000 sums a 20000×20000 float64 array (3.2 GB) in
+// 2000×2000 chunks made by Uniform. "lazy" generates and sums the chunks
+// in one computation and reports the peak resident memory; "persisted"
+// sums chunks held in memory and compares with plain loops over the same
+// buffers on one and two goroutines.
+func BenchmarkSum20000(b *testing.B) {
+	bytes := float64(bigN) * bigN * 8
+	b.Run("lazy", func(b *testing.B) {
+		exec := local.New()
+		defer exec.Close()
+		resetHWM()
+		base := vmRSS()
+		var total float64
+		var sec float64
+		for range b.N {
+			sec += seconds(func() { total = scalar(b, exec, bigArray().Sum()) })
+		}
+		peak := vmHWM()
+		sec /= float64(b.N)
+		b.ReportMetric(sec, "s")
+		b.ReportMetric(bytes/sec/1e9, "GB/s")
+		b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+		b.ReportMetric(float64(peak-base)/(1<<20), "peak-over-start-MiB")
+		b.ReportMetric(float64(peak-base)/float64(bigChunk*bigChunk*8), "peak-in-chunks")
+		_ = total
+	})
+	b.Run("persisted", func(b *testing.B) {
+		exec := local.New()
+		defer exec.Close()
+		p, bufs := persistedChunks(b, exec, bigArray())
+		defer p.Release()
+		var shoal, loop1, loop2 float64
+		for range b.N {
+			var s1, s2, s3 float64
+			shoal += seconds(func() { s1 = scalar(b, exec, p.Sum()) })
+			loop1 += seconds(func() { s2 = plainSum(bufs) })
+			loop2 += seconds(func() { s3 = streamSum(bufs, 2) })
+			if !closeTo(s1, s2, 1e-9) || !closeTo(s1, s3, 1e-9) {
+				b.Fatalf("sums differ: %v, %v, %v", s1, s2, s3)
+			}
+		}
+		n := float64(b.N)
+		b.ReportMetric(shoal/n, "s")
+		b.ReportMetric(bytes/(shoal/n)/1e9, "GB/s")
+		b.ReportMetric(bytes/(loop1/n)/1e9, "loop1-GB/s")
+		b.ReportMetric(bytes/(loop2/n)/1e9, "stream2-GB/s")
+		b.ReportMetric(loop2/shoal, "of-2-cores")
+	})
+}
+
+// BenchmarkXPlusXT computes (x + xᵀ).Mean() of the 20000×20000 array held
+// in memory, against gonum's Add and Sum on the same numbers (single
+// threaded: gonum does not parallelize them).
+func BenchmarkXPlusXT(b *testing.B) {
+	exec := local.New()
+	defer exec.Close()
+	p, bufs := persistedChunks(b, exec, bigArray())
+	var shoal float64
+	var got float64
+	for range b.N {
+		shoal += seconds(func() { got = scalar(b, exec, p.Add(p.T()).Mean()) })
+	}
+	// gonum's side: the same numbers in one matrix, the persisted chunks
+	// released first to make room.
+	x := mat.NewDense(bigN, bigN, nil)
+	raw := x.RawMatrix()
+	nb := bigN / bigChunk
+	for i, buf := range bufs {
+		bi, bj := i/nb, i%nb
+		for r := range bigChunk {
+			copy(raw.Data[(bi*bigChunk+r)*bigN+bj*bigChunk:], buf[r*bigChunk:(r+1)*bigChunk])
+		}
+	}
+	bufs = nil
+	p.Release()
+	runtime.GC()
+	debug.FreeOSMemory()
+	var gon float64
+	var want float64
+	for range b.N {
+		gon += seconds(func() {
+			var y mat.Dense
+			y.Add(x, x.T())
+			want = mat.Sum(&y) / (bigN * bigN)
+		})
+	}
+	if !closeTo(got, want, 1e-9) {
+		b.Fatalf("mean %v, gonum %v", got, want)
+	}
+	n := float64(b.N)
+	flops := 2.0 * bigN * bigN
+	b.ReportMetric(shoal/n, "s")
+	b.ReportMetric(flops/(shoal/n)/1e9, "GFLOP/s")
+	b.ReportMetric(gon/n, "gonum-s")
+	b.ReportMetric(flops/(gon/n)/1e9, "gonum-GFLOP/s")
+	b.ReportMetric(gon/shoal, "speedup")
+}
+
+// BenchmarkMatMul4000 multiplies two 4000×4000 arrays in 1000×1000 chunks
+// held in memory (the answer is the sum of the product, as in bench/),
+// against gonum's mat.Dense.Mul on one thread (GOMAXPROCS=1) and on all.
+func BenchmarkMatMul4000(b *testing.B) {
+	const n, c = 4000, 1000
+	exec := local.New()
+	defer exec.Close()
+	x := Uniform(7, []int{n, n}, 0, 1, Chunks(c, c))
+	p, err := x.Persist(context.Background(), exec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Release()
+	xd, err := p.Compute(context.Background(), exec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	xm, _ := xd.Mat()
+	var shoal, gon1, gonAll float64
+	var got, want float64
+	for range b.N {
+		shoal += seconds(func() { got = scalar(b, exec, MatMul(p, p).Sum()) })
+		prev := runtime.GOMAXPROCS(1)
+		gon1 += seconds(func() {
+			var y mat.Dense
+			y.Mul(xm, xm)
+			want = mat.Sum(&y)
+		})
+		runtime.GOMAXPROCS(prev)
+		gonAll += seconds(func() {
+			var y mat.Dense
+			y.Mul(xm, xm)
+		})
+	}
+	if !closeTo(got, want, 1e-9) {
+		b.Fatalf("sum of product %v, gonum %v", got, want)
+	}
+	k := float64(b.N)
+	flops := 2.0 * n * n * n
+	b.ReportMetric(shoal/k, "s")
+	b.ReportMetric(flops/(shoal/k)/1e9, "GFLOP/s")
+	b.ReportMetric(flops/(gon1/k)/1e9, "gonum1-GFLOP/s")
+	b.ReportMetric(flops/(gonAll/k)/1e9, "gonumAll-GFLOP/s")
+	b.ReportMetric(gon1/shoal, "speedup")
+	b.ReportMetric(gonAll/shoal, "vs-gonumAll")
+}
+
+var _ = fmt.Sprint

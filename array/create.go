@@ -1,0 +1,415 @@
+package array
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/shoal-data/shoal/graph"
+)
+
+// literalOp is an array given in memory when it was built; each chunk is
+// a copy carried in its task's params.
+type literalOp struct{ d *Dense }
+
+func (o *literalOp) prefix() string { return "array" }
+
+func (o *literalOp) lower(l *lowerer, n *node) ([]graph.Key, error) {
+	grid := gridShape(n.chunks)
+	offs := make([][]int, len(n.chunks))
+	for a := range n.chunks {
+		offs[a] = offsets(n.chunks[a])
+	}
+	keys := make([]graph.Key, numBlocks(n.chunks))
+	for i := range keys {
+		idx := blockIndex(grid, i)
+		start, shape := make([]int, len(idx)), blockShape(n.chunks, idx)
+		for a := range idx {
+			start[a] = offs[a][idx[a]]
+		}
+		b := subBlock(o.d, start, shape)
+		enc, err := encodeDense(b)
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = n.key(idx...)
+		if err := l.add(keys[i], opChunk, enc, nil); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// subBlock returns a contiguous copy of the part of d starting at start
+// with the given shape.
+func subBlock(d *Dense, start, shape []int) *Dense {
+	off := d.offset
+	for a := range start {
+		off += start[a] * d.strides[a]
+	}
+	v := &Dense{dtype: d.dtype, shape: slices.Clone(shape), strides: d.strides, offset: off, data: d.data}
+	return v.Copy()
+}
+
+// FromSlice returns an array of the given shape holding a copy of data in
+// row-major order. Options: Chunks, ChunkSizes, ChunkBytes (by default,
+// chunks of up to 128 MiB). The chunks travel in the graph's params, as
+// Dask's from_array does; for arrays bigger than memory use a generator,
+// ReadNPY or FromFrame.
+func FromSlice[T Elem](data []T, shape []int, opts ...Option) Array {
+	d, err := NewDense(slices.Clone(data), shape...)
+	if err != nil {
+		return errorf("FromSlice: %v", unwrapArrayErr(err))
+	}
+	return fromDense("FromSlice", d, opts)
+}
+
+// FromDense returns an array holding a copy of d. Options as FromSlice.
+func FromDense(d *Dense, opts ...Option) Array {
+	if d == nil {
+		return errorf("FromDense: nil *Dense")
+	}
+	return fromDense("FromDense", d.Copy(), opts)
+}
+
+// FromMat returns a 2-D float64 array holding a copy of m, a gonum
+// matrix. Options as FromSlice.
+func FromMat(m mat.Matrix, opts ...Option) Array {
+	if m == nil {
+		return errorf("FromMat: nil matrix")
+	}
+	return fromDense("FromMat", DenseFromMat(m), opts)
+}
+
+func fromDense(fn string, d *Dense, opts []Option) Array {
+	c, err := configure(fn, opts, chunkOptions...)
+	if err != nil {
+		return errArray(wrapErr(err))
+	}
+	chunks, err := normalizeChunks(c.chunks, d.shape, d.dtype)
+	if err != nil {
+		return errorf("%s: %v", fn, err)
+	}
+	return newArray(&literalOp{d: d}, d.dtype, chunks, nil, graph.Tokenize(rawBytes(d)))
+}
+
+// rawBytes returns the elements of d as bytes, for tokens.
+func rawBytes(d *Dense) []byte {
+	switch x := d.flat().(type) {
+	case []float64:
+		return arrow.Float64Traits.CastToBytes(x)
+	case []float32:
+		return arrow.Float32Traits.CastToBytes(x)
+	case []int64:
+		return arrow.Int64Traits.CastToBytes(x)
+	case []bool:
+		b := make([]byte, len(x))
+		for i, v := range x {
+			if v {
+				b[i] = 1
+			}
+		}
+		return b
+	}
+	return nil
+}
+
+// createParams describe a generated chunk.
+type createParams struct {
+	Kind   string `json:"kind"` // full, arange, linspace, eye, uniform, normal, integers
+	DType  DType  `json:"dtype"`
+	Shape  []int  `json:"shape"`  // of the chunk
+	Offset []int  `json:"offset"` // where the chunk starts in the array
+	A      num    `json:"a,omitempty"`
+	B      num    `json:"b,omitempty"`
+	IA     int64  `json:"ia,omitempty"`
+	IB     int64  `json:"ib,omitempty"`
+	Seed   uint64 `json:"seed,omitempty"`
+	Stream uint64 `json:"stream,omitempty"` // the chunk's number, row-major
+	Last   int    `json:"last,omitempty"`   // linspace: index of the last element
+}
+
+type createOp struct{ p createParams }
+
+func (o *createOp) prefix() string { return o.p.Kind }
+
+func (o *createOp) lower(l *lowerer, n *node) ([]graph.Key, error) {
+	grid := gridShape(n.chunks)
+	offs := make([][]int, len(n.chunks))
+	for a := range n.chunks {
+		offs[a] = offsets(n.chunks[a])
+	}
+	keys := make([]graph.Key, numBlocks(n.chunks))
+	for i := range keys {
+		idx := blockIndex(grid, i)
+		p := o.p
+		p.DType = n.dtype
+		p.Shape = blockShape(n.chunks, idx)
+		p.Offset = make([]int, len(idx))
+		for a := range idx {
+			p.Offset[a] = offs[a][idx[a]]
+		}
+		p.Stream = uint64(i)
+		keys[i] = n.key(idx...)
+		if err := l.add(keys[i], opCreate, p, nil); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+func create(fn string, p createParams, shape []int, opts []Option, desc any) Array {
+	c, err := configure(fn, opts, withChunkOptions("WithDType")...)
+	if err != nil {
+		return errArray(wrapErr(err))
+	}
+	dt := c.dtype
+	if dt == 0 {
+		dt = Float64
+		if p.Kind == "integers" {
+			dt = Int64
+		}
+	}
+	chunks, err := normalizeChunks(c.chunks, shape, dt)
+	if err != nil {
+		return errorf("%s: %v", fn, err)
+	}
+	return newArray(&createOp{p: p}, dt, chunks, nil, desc)
+}
+
+// Zeros returns an array of zeros. Options: WithDType, Chunks,
+// ChunkSizes, ChunkBytes.
+func Zeros(shape []int, opts ...Option) Array { return full("Zeros", shape, 0, opts) }
+
+// Ones returns an array of ones. Options as Zeros.
+func Ones(shape []int, opts ...Option) Array { return full("Ones", shape, 1, opts) }
+
+// Full returns an array whose every element is value (converted to the
+// dtype). Options as Zeros.
+func Full(shape []int, value float64, opts ...Option) Array { return full("Full", shape, value, opts) }
+
+func full(fn string, shape []int, value float64, opts []Option) Array {
+	p := createParams{Kind: "full", A: num(value)}
+	return create(fn, p, shape, opts, p)
+}
+
+// Arange returns the values start, start+step, ... up to stop (excluded),
+// as NumPy's arange. Options as Zeros.
+func Arange(start, stop, step float64, opts ...Option) Array {
+	if step == 0 || math.IsNaN(step) || math.IsInf(step, 0) || math.IsNaN(start) || math.IsNaN(stop) ||
+		math.IsInf(start, 0) || math.IsInf(stop, 0) {
+		return errorf("Arange(%g, %g, %g): start and stop must be finite and step finite and not zero", start, stop, step)
+	}
+	n := max(0, int(math.Ceil((stop-start)/step)))
+	p := createParams{Kind: "arange", A: num(start), B: num(step)}
+	return create("Arange", p, []int{n}, opts, p)
+}
+
+// Linspace returns num evenly spaced values from start to stop, both
+// included, as NumPy's linspace. Options as Zeros.
+func Linspace(start, stop float64, count int, opts ...Option) Array {
+	if count < 0 {
+		return errorf("Linspace(%g, %g, %d): the number of values must not be negative", start, stop, count)
+	}
+	step := 0.0
+	if count > 1 {
+		step = (stop - start) / float64(count-1)
+	}
+	p := createParams{Kind: "linspace", A: num(start), B: num(step), IA: int64(math.Float64bits(stop)), Last: count - 1}
+	return create("Linspace", p, []int{count}, opts, p)
+}
+
+// Eye returns the n×n identity matrix. Options as Zeros.
+func Eye(n int, opts ...Option) Array {
+	p := createParams{Kind: "eye"}
+	return create("Eye", p, []int{n, n}, opts, []any{p, n})
+}
+
+// Uniform returns an array of random numbers drawn uniformly from
+// [low, high). Each chunk draws from its own PCG generator seeded with
+// (seed, the chunk's row-major number), so the same seed, shape and
+// chunks give the same numbers wherever the chunks are computed; other
+// chunks give other numbers, as in Dask. Options: WithDType (Float64 or
+// Float32), Chunks, ChunkSizes, ChunkBytes.
+func Uniform(seed uint64, shape []int, low, high float64, opts ...Option) Array {
+	if !(low <= high) || math.IsInf(high-low, 0) {
+		return errorf("Uniform: low %g and high %g must be finite with low <= high", low, high)
+	}
+	p := createParams{Kind: "uniform", Seed: seed, A: num(low), B: num(high)}
+	a := create("Uniform", p, shape, opts, p)
+	return checkFloat("Uniform", a)
+}
+
+// Normal returns an array of random numbers from the normal distribution
+// with the given mean and standard deviation, seeded as Uniform. Options
+// as Uniform.
+func Normal(seed uint64, shape []int, mean, std float64, opts ...Option) Array {
+	if !(std >= 0) || math.IsInf(std, 0) || math.IsNaN(mean) || math.IsInf(mean, 0) {
+		return errorf("Normal: mean %g must be finite and std %g finite and not negative", mean, std)
+	}
+	p := createParams{Kind: "normal", Seed: seed, A: num(mean), B: num(std)}
+	a := create("Normal", p, shape, opts, p)
+	return checkFloat("Normal", a)
+}
+
+// Integers returns an int64 array of random integers drawn uniformly from
+// [low, high), seeded as Uniform. Options: Chunks, ChunkSizes, ChunkBytes.
+func Integers(seed uint64, shape []int, low, high int64, opts ...Option) Array {
+	if low >= high {
+		return errorf("Integers: low %d must be less than high %d", low, high)
+	}
+	if high-low <= 0 {
+		return errorf("Integers: the range [%d, %d) is too large", low, high)
+	}
+	p := createParams{Kind: "integers", Seed: seed, IA: low, IB: high}
+	a := create("Integers", p, shape, opts, p)
+	if a.Err() == nil && a.DType() != Int64 {
+		return errorf("Integers: makes int64 arrays, not %s", a.DType())
+	}
+	return a
+}
+
+func checkFloat(fn string, a Array) Array {
+	if a.Err() == nil && !a.DType().isFloat() {
+		return errorf("%s: makes float64 or float32 arrays, not %s", fn, a.DType())
+	}
+	return a
+}
+
+func runCreate(ctx context.Context, in graph.OpInput) (any, error) {
+	var p createParams
+	if err := json.Unmarshal(in.Params, &p); err != nil {
+		return nil, fmt.Errorf("decode create params: %w", err)
+	}
+	if !p.DType.valid() || len(p.Offset) != len(p.Shape) {
+		return nil, fmt.Errorf("create %s: bad params", p.Kind)
+	}
+	if _, err := shapeSize(p.Shape); err != nil {
+		return nil, err
+	}
+	switch p.Kind {
+	case "full":
+		f := newDense(Float64, []int{1})
+		f.data.([]float64)[0] = float64(p.A)
+		c := f.astype(p.DType)
+		d := newDense(p.DType, p.Shape)
+		fillWith(d.data, c.data)
+		return d, nil
+	case "arange", "linspace":
+		n := p.Shape[0]
+		v := make([]float64, n)
+		for i := range v {
+			j := p.Offset[0] + i
+			v[i] = float64(p.A) + float64(j)*float64(p.B)
+			if p.Kind == "linspace" && j == p.Last && j > 0 {
+				v[i] = math.Float64frombits(uint64(p.IA))
+			}
+		}
+		d := &Dense{dtype: Float64, shape: []int{n}, strides: []int{1}, data: v}
+		return d.astype(p.DType), nil
+	case "eye":
+		d := newDense(p.DType, p.Shape)
+		one := newDense(Float64, []int{1})
+		one.data.([]float64)[0] = 1
+		oneT := one.astype(p.DType)
+		for i := range p.Shape[0] {
+			j := p.Offset[0] + i - p.Offset[1]
+			if j >= 0 && j < p.Shape[1] {
+				setFrom(d.data, i*p.Shape[1]+j, oneT.data, 0)
+			}
+		}
+		return d, nil
+	case "uniform", "normal", "integers":
+		return randomChunk(ctx, p)
+	}
+	return nil, fmt.Errorf("unknown generator %q", p.Kind)
+}
+
+// fillWith sets every element of dst to the only element of v.
+func fillWith(dst, v any) {
+	switch d := dst.(type) {
+	case []float64:
+		x := v.([]float64)[0]
+		for i := range d {
+			d[i] = x
+		}
+	case []float32:
+		x := v.([]float32)[0]
+		for i := range d {
+			d[i] = x
+		}
+	case []int64:
+		x := v.([]int64)[0]
+		for i := range d {
+			d[i] = x
+		}
+	case []bool:
+		x := v.([]bool)[0]
+		for i := range d {
+			d[i] = x
+		}
+	}
+}
+
+func setFrom(dst any, i int, src any, j int) {
+	switch d := dst.(type) {
+	case []float64:
+		d[i] = src.([]float64)[j]
+	case []float32:
+		d[i] = src.([]float32)[j]
+	case []int64:
+		d[i] = src.([]int64)[j]
+	case []bool:
+		d[i] = src.([]bool)[j]
+	}
+}
+
+func randomChunk(ctx context.Context, p createParams) (*Dense, error) {
+	n := product(p.Shape)
+	src := rand.NewPCG(p.Seed, p.Stream)
+	switch p.Kind {
+	case "uniform":
+		lo, span := float64(p.A), float64(p.B-p.A)
+		if p.DType == Float32 {
+			v := make([]float32, n)
+			for i := range v {
+				// As rand.Float64, from the same stream.
+				v[i] = float32(lo + span*(float64(src.Uint64()<<11>>11)/(1<<53)))
+			}
+			return &Dense{dtype: Float32, shape: slices.Clone(p.Shape), strides: rowMajorStrides(p.Shape), data: v}, nil
+		}
+		v := make([]float64, n)
+		if lo == 0 && span == 1 {
+			for i := range v {
+				v[i] = float64(src.Uint64()<<11>>11) / (1 << 53)
+			}
+		} else {
+			for i := range v {
+				v[i] = lo + span*(float64(src.Uint64()<<11>>11)/(1<<53))
+			}
+		}
+		return &Dense{dtype: Float64, shape: slices.Clone(p.Shape), strides: rowMajorStrides(p.Shape), data: v}, nil
+	case "normal":
+		r := rand.New(src)
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(p.A) + float64(p.B)*r.NormFloat64()
+		}
+		d := &Dense{dtype: Float64, shape: slices.Clone(p.Shape), strides: rowMajorStrides(p.Shape), data: v}
+		return d.astype(p.DType), nil
+	default:
+		r := rand.New(src)
+		v := make([]int64, n)
+		span := uint64(p.IB - p.IA)
+		for i := range v {
+			v[i] = p.IA + int64(r.Uint64N(span))
+		}
+		return &Dense{dtype: Int64, shape: slices.Clone(p.Shape), strides: rowMajorStrides(p.Shape), data: v}, nil
+	}
+}

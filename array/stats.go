@@ -1,0 +1,328 @@
+package array
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/shoal-data/shoal/graph"
+)
+
+// tree merges keys with the op "array.reduce", split at a time, until one
+// is left, which gets the key final. params gives the params of a merge
+// (the last one finalizes).
+func (l *lowerer) tree(keys []graph.Key, split int, prefix, token string, final graph.Key, params func(last bool) any) error {
+	for level := 1; ; level++ {
+		n := (len(keys) + split - 1) / split
+		last := n == 1
+		next := make([]graph.Key, n)
+		for i := range next {
+			group := keys[i*split : min((i+1)*split, len(keys))]
+			if last {
+				next[i] = final
+			} else {
+				next[i] = graph.NewKey(prefix, token, level, i)
+			}
+			if err := l.add(next[i], opReduce, params(last), slices.Clone(group)); err != nil {
+				return err
+			}
+		}
+		if last {
+			return nil
+		}
+		keys = next
+	}
+}
+
+type histSpec struct {
+	Edges   []num `json:"edges"`
+	Uniform bool  `json:"uniform,omitempty"`
+}
+
+type histOp struct{ spec histSpec }
+
+func (o *histOp) prefix() string { return "histogram" }
+
+// Histogram counts the elements of a that fall in each of bins equal bins
+// between lo and hi, as NumPy's histogram: every bin includes its left
+// edge, the last one its right edge too; elements outside [lo, hi] and NaN
+// are not counted. It returns the counts (int64, length bins) and the
+// edges (float64, length bins+1).
+func Histogram(a Array, bins int, lo, hi float64) (counts, edges Array) {
+	if err := a.Err(); err != nil {
+		return a, a
+	}
+	if bins <= 0 || !(lo < hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		e := errorf("Histogram: want bins > 0 (got %d) and finite lo < hi (got %g, %g)", bins, lo, hi)
+		return e, e
+	}
+	ed := make([]float64, bins+1)
+	step := (hi - lo) / float64(bins)
+	for i := range ed {
+		ed[i] = lo + float64(i)*step
+	}
+	ed[bins] = hi
+	c := histogram(a, ed, true)
+	return c, FromSlice(ed, []int{bins + 1})
+}
+
+// HistogramEdges counts the elements of a in the bins between consecutive
+// edges, which must increase.
+func HistogramEdges(a Array, edges []float64) Array {
+	if err := a.Err(); err != nil {
+		return a
+	}
+	if len(edges) < 2 {
+		return errorf("HistogramEdges: want at least 2 edges, got %d", len(edges))
+	}
+	for i := 1; i < len(edges); i++ {
+		if !(edges[i] > edges[i-1]) {
+			return errorf("HistogramEdges: edges must increase, but edge %d is %g after %g", i, edges[i], edges[i-1])
+		}
+	}
+	return histogram(a, edges, false)
+}
+
+func histogram(a Array, edges []float64, uniform bool) Array {
+	e := make([]num, len(edges))
+	for i, v := range edges {
+		e[i] = num(v)
+	}
+	op := &histOp{spec: histSpec{Edges: e, Uniform: uniform}}
+	return newArray(op, Int64, [][]int{{len(edges) - 1}}, []*node{a.n}, op.spec)
+}
+
+func (o *histOp) lower(l *lowerer, n *node) ([]graph.Key, error) {
+	in := n.inputs[0]
+	final := n.key(0)
+	partial, err := l.mapTasks(in.chunks, l.consumerProgram(in), func(idx []int) graph.Key {
+		return graph.NewKey("histogram-partial", n.token, idx...)
+	}, func([]int) *sinkSpec { return &sinkSpec{Hist: &o.spec} })
+	if err != nil {
+		return nil, err
+	}
+	err = l.tree(partial, defaultSplitEvery, "histogram-combine", n.token, final, func(last bool) any {
+		p := combineParams{Kind: "sum", InT: Int64}
+		if last {
+			p.Final = &finalSpec{Axes: []int{}, OutT: Int64}
+		}
+		return p
+	})
+	return []graph.Key{final}, err
+}
+
+// histBlock counts the values of a block into a sum state of the bins.
+func histBlock(b *Dense, s *histSpec) (any, error) {
+	nb := len(s.Edges) - 1
+	if nb < 1 {
+		return nil, fmt.Errorf("histogram with %d edges", len(s.Edges))
+	}
+	edges := make([]float64, len(s.Edges))
+	for i, e := range s.Edges {
+		edges[i] = float64(e)
+	}
+	counts := make([]int64, nb)
+	vals := b.flat()
+	var fv []float64
+	if x, ok := vals.([]float64); ok {
+		fv = x
+	} else {
+		fv = make([]float64, b.Size())
+		convertInto(fv, vals)
+	}
+	lo, hi := edges[0], edges[nb]
+	norm := float64(nb) / (hi - lo)
+	for _, v := range fv {
+		if !(v >= lo && v <= hi) {
+			continue
+		}
+		var i int
+		if s.Uniform {
+			// As NumPy: compute the bin, then correct it against the
+			// edges, which are what decides.
+			i = int((v - lo) * norm)
+			if i >= nb {
+				i = nb - 1
+			}
+			if v < edges[i] {
+				i--
+			} else if i != nb-1 && v >= edges[i+1] {
+				i++
+			}
+		} else {
+			i = sort.SearchFloat64s(edges, v)
+			if i == len(edges) || edges[i] != v {
+				i--
+			}
+			if i == nb {
+				i = nb - 1
+			}
+		}
+		counts[i]++
+	}
+	return &Dense{dtype: Int64, shape: []int{1, nb}, strides: []int{nb, 1}, data: counts}, nil
+}
+
+// percentileOp computes exact percentiles along an axis held in one chunk.
+type percentileOp struct {
+	q    []num
+	axis int
+}
+
+func (o *percentileOp) prefix() string { return "percentile" }
+
+type percentileParams struct {
+	Q    []num `json:"q"`
+	Axis int   `json:"axis"`
+	OutT DType `json:"out"`
+}
+
+// Percentile returns the q-th percentiles (0 <= q <= 100) of a, exactly,
+// with NumPy's default linear interpolation: along Axis, or of all
+// elements. The result has shape (len(q), the other axes...). The axis is
+// brought into one chunk first (all of a for no axis), so a chunk along
+// it must fit in memory. NaN anywhere in a lane gives NaN. Options: Axis
+// (one axis).
+func Percentile(a Array, q []float64, opts ...Option) Array {
+	if err := a.Err(); err != nil {
+		return a
+	}
+	c, err := configure("Percentile", opts, "Axis")
+	if err != nil {
+		return errArray(wrapErr(err))
+	}
+	if len(q) == 0 {
+		return errorf("Percentile: no percentiles asked for")
+	}
+	qs := make([]num, len(q))
+	for i, v := range q {
+		if !(v >= 0 && v <= 100) {
+			return errorf("Percentile: percentile %g is not between 0 and 100", v)
+		}
+		qs[i] = num(v)
+	}
+	axis := 0
+	if !c.axesSet || len(c.axes) == 0 {
+		a = a.Ravel()
+		if a.Err() != nil {
+			return a
+		}
+	} else {
+		if len(c.axes) != 1 {
+			return errorf("Percentile: takes one axis, not %v", c.axes)
+		}
+		if axis, err = normAxis(c.axes[0], a.NDim()); err != nil {
+			return errorf("Percentile: %v", err)
+		}
+	}
+	if !allKnown(a.n.chunks) {
+		return errorf("Percentile: the array has chunks of unknown size %s; call ComputeChunkSizes first", formatChunks(a.n.chunks))
+	}
+	want := cloneChunks(a.n.chunks)
+	want[axis] = []int{a.Shape()[axis]}
+	src := rechunkTo(a, want)
+	if src.Err() != nil {
+		return src
+	}
+	chunks := [][]int{{len(q)}}
+	for ax, cs := range src.n.chunks {
+		if ax != axis {
+			chunks = append(chunks, slices.Clone(cs))
+		}
+	}
+	out := Float64
+	if a.n.dtype == Float32 {
+		out = Float32
+	}
+	return newArray(&percentileOp{q: qs, axis: axis}, out, chunks, []*node{src.n}, []any{qs, axis})
+}
+
+func (o *percentileOp) lower(l *lowerer, n *node) ([]graph.Key, error) {
+	in := n.inputs[0]
+	grid := gridShape(n.chunks)
+	keys := make([]graph.Key, numBlocks(n.chunks))
+	for i := range keys {
+		idx := blockIndex(grid, i)
+		ii := make([]int, 0, len(in.chunks))
+		ii = append(ii, idx[1:1+o.axis]...)
+		ii = append(ii, 0)
+		ii = append(ii, idx[1+o.axis:]...)
+		dep, err := l.blockKey(in, ii)
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = n.key(idx...)
+		if err := l.add(keys[i], opPercentile, percentileParams{Q: o.q, Axis: o.axis, OutT: n.dtype}, []graph.Key{dep}); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+func runPercentile(_ context.Context, in graph.OpInput) (any, error) {
+	var p percentileParams
+	if err := json.Unmarshal(in.Params, &p); err != nil {
+		return nil, fmt.Errorf("decode percentile params: %w", err)
+	}
+	blocks, err := denseInputs(in)
+	if err != nil {
+		return nil, err
+	}
+	if len(blocks) != 1 {
+		return nil, fmt.Errorf("percentile takes 1 input, got %d", len(blocks))
+	}
+	b := blocks[0]
+	if !p.OutT.valid() {
+		return nil, fmt.Errorf("percentile: invalid dtype %d", p.OutT)
+	}
+	if p.Axis < 0 || p.Axis >= len(b.shape) {
+		return nil, fmt.Errorf("percentile axis %d of a block of shape %v", p.Axis, b.shape)
+	}
+	n := b.shape[p.Axis]
+	if n == 0 {
+		return nil, fmt.Errorf("percentile of an empty array (shape %v)", b.shape)
+	}
+	inner := product(b.shape[p.Axis+1:])
+	outer := product(b.shape[:p.Axis])
+	vals := make([]float64, b.Size())
+	convertInto(vals, b.flat())
+	shape := []int{len(p.Q)}
+	shape = append(shape, b.shape[:p.Axis]...)
+	shape = append(shape, b.shape[p.Axis+1:]...)
+	res := make([]float64, product(shape))
+	lane := make([]float64, n)
+	lanes := outer * inner
+	for o := range outer {
+		for i := range inner {
+			hasNaN := false
+			for k := range n {
+				lane[k] = vals[(o*n+k)*inner+i]
+				hasNaN = hasNaN || lane[k] != lane[k]
+			}
+			if !hasNaN {
+				slices.Sort(lane)
+			}
+			for qi, q := range p.Q {
+				var v float64
+				if hasNaN {
+					v = math.NaN()
+				} else {
+					pos := float64(q) / 100 * float64(n-1)
+					lo := int(math.Floor(pos))
+					hi := min(lo+1, n-1)
+					f := pos - float64(lo)
+					v = lane[lo] + (lane[hi]-lane[lo])*f
+					if f == 0 {
+						v = lane[lo]
+					}
+				}
+				res[qi*lanes+o*inner+i] = v
+			}
+		}
+	}
+	d := &Dense{dtype: Float64, shape: shape, strides: rowMajorStrides(shape), data: res}
+	return d.astype(p.OutT), nil
+}
