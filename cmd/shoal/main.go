@@ -1,0 +1,269 @@
+// Command shoal runs the processes of a Shoal cluster: a scheduler, and
+// workers that connect to it.
+//
+//	shoal scheduler [--addr HOST:PORT]
+//	shoal worker SCHEDULER_ADDR [--threads N] [--memory-limit 4GiB] [--local-dir DIR]
+//	             [--name NAME] [--resources GPU=1,...] [--listen HOST:PORT]
+//
+// A worker started by this command has the built-in ops of Shoal
+// registered (graph, dataframe, array), and no others. Programs that
+// register their own functions start their workers from the program
+// itself: distributed.NewLocalCluster, with distributed.ServeIfWorker at
+// the top of main.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "github.com/shoal-data/shoal/array" // registers the array ops
+	_ "github.com/shoal-data/shoal/dataframe"
+	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/distributed/server"
+	"github.com/shoal-data/shoal/distributed/worker"
+	"github.com/shoal-data/shoal/graph"
+)
+
+const usage = `Usage:
+  shoal scheduler [flags]                 run a scheduler
+  shoal worker SCHEDULER_ADDR [flags]     run a worker connected to the scheduler at SCHEDULER_ADDR
+  shoal help [scheduler|worker]           show this help, or a command's flags
+
+A worker started by this command has Shoal's built-in operations registered
+(graph, dataframe and array) and nothing else. The scheduler refuses a client
+whose registry of operations differs from the workers': programs that
+register their own functions (graph.RegisterFunc) start their workers from
+the same program, with distributed.NewLocalCluster and
+distributed.ServeIfWorker() at the top of main.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+func run(args []string, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "scheduler":
+		err = runScheduler(ctx, args[1:], stderr)
+	case "worker":
+		err = runWorker(ctx, args[1:], stderr)
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			return run([]string{args[1], "--help"}, stderr)
+		}
+		fmt.Fprint(stderr, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "shoal: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case err != nil:
+		fmt.Fprintf(stderr, "shoal %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+var errUsage = errors.New("usage")
+
+type logFlags struct {
+	format string
+	level  string
+}
+
+func (l *logFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&l.format, "log-format", "console", "log `format`: console (for people) or json (for machines)")
+	fs.StringVar(&l.level, "log-level", "info", "least `level` logged: debug, info, warn or error")
+}
+
+func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(l.level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: %w", l.level, err)
+	}
+	switch l.format {
+	case "console":
+		return slog.New(diagnostics.NewConsoleHandler(w, level)), nil
+	case "json":
+		return slog.New(diagnostics.NewJSONHandler(w, level)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want console or json", l.format)
+}
+
+func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("shoal scheduler", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8786", "`address` to listen on (host:port; \":8786\" for every interface)")
+	saturation := fs.Float64("saturation", 0, "tasks sent to a worker per thread before the rest wait in the scheduler (default 4)")
+	heartbeat := fs.Duration("heartbeat-timeout", 30*time.Second, "remove a worker silent for this long")
+	dashboard := fs.String("dashboard-address", "", "dashboard `address` to report to clients (none is served yet)")
+	var lf logFlags
+	lf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: shoal scheduler [flags]\n\nRuns a scheduler until interrupted. Workers and clients connect to its address.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	logger, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	s, err := server.New(server.Config{Listen: *addr, Logger: logger, Saturation: *saturation,
+		HeartbeatTimeout: *heartbeat, DashboardAddress: *dashboard})
+	if err != nil {
+		return err
+	}
+	logger.Info("scheduler listening", "address", s.Address())
+	<-ctx.Done()
+	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return s.Close(cctx)
+}
+
+func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("shoal worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	threads := fs.Int("threads", 0, "tasks run at once (default: the number of CPUs)")
+	memory := fs.String("memory-limit", "0", "memory limit: bytes with a unit (4GiB, 512MB) or 0 for none; results beyond --target of it spill to disk")
+	target := fs.Float64("target", 0.6, "fraction of the memory limit above which results spill to disk")
+	localDir := fs.String("local-dir", "", "`directory` for spill and scratch files (default: the system's temporary directory)")
+	name := fs.String("name", "", "worker `name`, for logs and task restrictions (default: its address)")
+	resources := fs.String("resources", "", "abstract resources offered, such as GPU=1,MEMORY=8e9")
+	listen := fs.String("listen", "127.0.0.1:0", "`address` to serve results on (host:port; port 0 picks a free one)")
+	nanny := fs.Bool("nanny", false, "run under a nanny that restarts the worker when it dies (not available yet)")
+	deathTimeout := fs.Duration("death-timeout", 60*time.Second, "give up after the scheduler is out of reach this long")
+	var lf logFlags
+	lf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: shoal worker SCHEDULER_ADDR [flags]
+
+Runs a worker connected to the scheduler at SCHEDULER_ADDR (host:port) until
+interrupted or told to stop by the scheduler. It runs Shoal's built-in
+operations (graph, dataframe, array) only: a client program that registers
+functions of its own is refused by the scheduler; start workers from that
+program instead (distributed.NewLocalCluster and distributed.ServeIfWorker).
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	// Flags may come before or after the scheduler's address.
+	var positional []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if len(positional) != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	if *nanny {
+		return errors.New("--nanny: the nanny is not available yet; run the worker under your own supervisor")
+	}
+	limit, err := parseBytes(*memory)
+	if err != nil {
+		return fmt.Errorf("--memory-limit: %w", err)
+	}
+	res, err := parseResources(*resources)
+	if err != nil {
+		return fmt.Errorf("--resources: %w", err)
+	}
+	logger, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	w, err := worker.New(worker.Config{Scheduler: positional[0], Listen: *listen, Name: *name, Threads: *threads,
+		MemoryLimit: limit, TargetFraction: *target, LocalDir: *localDir, Resources: res, Registry: graph.Default(),
+		Logger: logger, DeathTimeout: *deathTimeout})
+	if err != nil {
+		return err
+	}
+	err = w.Run(ctx)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// parseBytes reads a size such as 4GiB, 512MB, 1e9 or 0.
+func parseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}}
+	mult := 1.0
+	for _, u := range units {
+		if strings.HasSuffix(strings.ToUpper(s), strings.ToUpper(u.suffix)) && len(u.suffix) <= len(s) {
+			if strings.EqualFold(s[len(s)-len(u.suffix):], u.suffix) {
+				mult = u.mult
+				s = strings.TrimSpace(s[:len(s)-len(u.suffix)])
+				break
+			}
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("%q is not a size such as 4GiB, 512MB or 0", s)
+	}
+	return int64(f * mult), nil
+}
+
+// parseResources reads NAME=AMOUNT pairs separated by commas.
+func parseResources(s string) (map[string]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	out := map[string]float64{}
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q is not NAME=AMOUNT", part)
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 {
+			return nil, fmt.Errorf("%q: amount %q is not a non-negative number", part, v)
+		}
+		out[k] = f
+	}
+	return out, nil
+}

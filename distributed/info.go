@@ -1,0 +1,146 @@
+package distributed
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/shoal-data/shoal/distributed/wire"
+)
+
+// Info describes a cluster as a client sees it.
+type Info struct {
+	Client           string // the client's id on the scheduler
+	Connection       string // how the client reaches the scheduler, such as "tcp://127.0.0.1:8786"
+	Scheduler        string // the scheduler's address
+	SchedulerID      string
+	DashboardAddress string // empty when the scheduler serves no dashboard
+	Workers          []WorkerInfo
+	Threads          int   // of all workers
+	Memory           int64 // memory limit of all workers, bytes; 0 when none has one
+	Tasks            map[string]int
+}
+
+// WorkerInfo describes one worker.
+type WorkerInfo struct {
+	Address     string
+	Name        string
+	Threads     int
+	MemoryLimit int64 // bytes; 0 means none
+	Nanny       string
+	LocalDir    string
+	Resources   map[string]float64
+	PID         int
+	State       string // running, paused, closing
+	Managed     int64  // bytes of results in memory
+	Spilled     int64  // bytes of results on disk
+	Process     int64  // bytes the process uses
+}
+
+// Info asks the scheduler for the cluster's description. String prints
+// the last one fetched.
+func (c *Client) Info(ctx context.Context) (*Info, error) {
+	ci, err := wire.NewSchedulerClient(c.conn).Info(ctx, &wire.InfoRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("info from scheduler %s: %w", c.addr, err)
+	}
+	info := infoFromWire(ci)
+	info.Client, info.Connection = c.id, "tcp://"+c.addr
+	c.mu.Lock()
+	c.info = info
+	c.mu.Unlock()
+	return info, nil
+}
+
+func infoFromWire(ci *wire.ClusterInfo) *Info {
+	info := &Info{Scheduler: ci.Address, SchedulerID: ci.SchedulerId, DashboardAddress: ci.DashboardAddress,
+		Tasks: map[string]int{}}
+	for st, n := range ci.Tasks {
+		info.Tasks[st] = int(n)
+	}
+	for _, w := range ci.Workers {
+		wi := WorkerInfo{Address: w.Address, Name: w.Name, Threads: int(w.Threads), MemoryLimit: w.MemoryLimit,
+			Nanny: w.Nanny, LocalDir: w.LocalDir, Resources: w.Resources, PID: int(w.Pid), State: w.State}
+		if m := w.Memory; m != nil {
+			wi.Managed, wi.Spilled, wi.Process = m.Managed, m.Spilled, m.Process
+		}
+		info.Workers = append(info.Workers, wi)
+		info.Threads += wi.Threads
+		info.Memory += wi.MemoryLimit
+	}
+	slices.SortFunc(info.Workers, func(a, b WorkerInfo) int { return strings.Compare(a.Address, b.Address) })
+	return info
+}
+
+// String prints the cluster's description the way the Dask tutorial shows
+// a client: connection, scheduler, dashboard, totals, then one line per
+// worker.
+func (c *Client) String() string {
+	c.mu.Lock()
+	info := c.info
+	c.mu.Unlock()
+	if info == nil {
+		return fmt.Sprintf("Client %s (scheduler %s)", c.id, c.addr)
+	}
+	return info.String()
+}
+
+func (i *Info) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Client %s\n", i.Client)
+	fmt.Fprintf(&b, "  connection:  %s\n", i.Connection)
+	fmt.Fprintf(&b, "  scheduler:   %s (%s)\n", i.Scheduler, i.SchedulerID)
+	dash := i.DashboardAddress
+	if dash == "" {
+		dash = "none"
+	}
+	fmt.Fprintf(&b, "  dashboard:   %s\n", dash)
+	fmt.Fprintf(&b, "  workers:     %d\n", len(i.Workers))
+	fmt.Fprintf(&b, "  threads:     %d\n", i.Threads)
+	fmt.Fprintf(&b, "  memory:      %s\n", formatBytes(i.Memory))
+	for _, w := range i.Workers {
+		nanny := w.Nanny
+		if nanny == "" {
+			nanny = "none"
+		}
+		fmt.Fprintf(&b, "  worker %s", w.Address)
+		if w.Name != "" && w.Name != w.Address {
+			fmt.Fprintf(&b, " (%s)", w.Name)
+		}
+		fmt.Fprintf(&b, ": threads %d, memory limit %s, nanny %s, local directory %s", w.Threads,
+			formatBytes(w.MemoryLimit), nanny, w.LocalDir)
+		if len(w.Resources) > 0 {
+			names := make([]string, 0, len(w.Resources))
+			for r := range w.Resources {
+				names = append(names, r)
+			}
+			slices.Sort(names)
+			var rs []string
+			for _, r := range names {
+				rs = append(rs, fmt.Sprintf("%s=%g", r, w.Resources[r]))
+			}
+			fmt.Fprintf(&b, ", resources %s", strings.Join(rs, ","))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// formatBytes writes a byte count in binary units; 0 is "no limit".
+func formatBytes(n int64) string {
+	if n <= 0 {
+		return "no limit"
+	}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	f := float64(n)
+	u := 0
+	for f >= 1024 && u < len(units)-1 {
+		f /= 1024
+		u++
+	}
+	if u == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.2f %s", f, units[u])
+}

@@ -1,0 +1,158 @@
+// Package logring keeps the last records a process logged, so that they
+// can be read after the fact or sent to the scheduler.
+package logring
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Record is one log record, flattened.
+type Record struct {
+	Time    time.Time
+	Level   slog.Level
+	Message string
+	Attrs   map[string]string
+}
+
+// Ring holds the last N records and, optionally, a queue of records not
+// yet taken by Drain.
+type Ring struct {
+	mu      sync.Mutex
+	buf     []Record
+	next    int
+	full    bool
+	queue   []Record
+	queueOn bool
+	maxQ    int
+	dropped uint64
+}
+
+// New returns a ring of n records. With queue, records are also queued for
+// Drain (at most n; older ones are dropped first).
+func New(n int, queue bool) *Ring {
+	if n <= 0 {
+		n = 1000
+	}
+	return &Ring{buf: make([]Record, n), queueOn: queue, maxQ: n}
+}
+
+func (r *Ring) add(rec Record) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buf[r.next] = rec
+	r.next++
+	if r.next == len(r.buf) {
+		r.next, r.full = 0, true
+	}
+	if r.queueOn {
+		if len(r.queue) >= r.maxQ {
+			r.queue = r.queue[1:]
+			r.dropped++
+		}
+		r.queue = append(r.queue, rec)
+	}
+}
+
+// Records returns the kept records, oldest first.
+func (r *Ring) Records() []Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Record
+	if r.full {
+		out = append(out, r.buf[r.next:]...)
+	}
+	return append(out, r.buf[:r.next]...)
+}
+
+// Drain takes the queued records.
+func (r *Ring) Drain() []Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.queue
+	r.queue = nil
+	return q
+}
+
+// Handler returns a slog handler that keeps records of at least level in
+// r and passes every record on to next (which may be nil).
+func (r *Ring) Handler(next slog.Handler, level slog.Leveler) slog.Handler {
+	if level == nil {
+		level = slog.LevelInfo
+	}
+	return &handler{ring: r, next: next, level: level}
+}
+
+type handler struct {
+	ring   *Ring
+	next   slog.Handler
+	level  slog.Leveler
+	attrs  []slog.Attr
+	prefix string
+}
+
+func (h *handler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.level.Level() || (h.next != nil && h.next.Enabled(ctx, l))
+}
+
+func (h *handler) Handle(ctx context.Context, rec slog.Record) error {
+	if rec.Level >= h.level.Level() {
+		out := Record{Time: rec.Time, Level: rec.Level, Message: rec.Message, Attrs: map[string]string{}}
+		for _, a := range h.attrs {
+			flatten(out.Attrs, "", a)
+		}
+		rec.Attrs(func(a slog.Attr) bool {
+			flatten(out.Attrs, h.prefix, a)
+			return true
+		})
+		h.ring.add(out)
+	}
+	if h.next != nil && h.next.Enabled(ctx, rec.Level) {
+		return h.next.Handle(ctx, rec)
+	}
+	return nil
+}
+
+func flatten(m map[string]string, prefix string, a slog.Attr) {
+	v := a.Value.Resolve()
+	if v.Kind() == slog.KindGroup {
+		p := prefix
+		if a.Key != "" {
+			p += a.Key + "."
+		}
+		for _, x := range v.Group() {
+			flatten(m, p, x)
+		}
+		return
+	}
+	m[prefix+a.Key] = v.String()
+}
+
+func (h *handler) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append([]slog.Attr(nil), h.attrs...)
+	for _, a := range as {
+		if h.prefix != "" {
+			a.Key = h.prefix + a.Key
+		}
+		c.attrs = append(c.attrs, a)
+	}
+	if h.next != nil {
+		c.next = h.next.WithAttrs(as)
+	}
+	return &c
+}
+
+func (h *handler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	c := *h
+	c.prefix = h.prefix + name + "."
+	if h.next != nil {
+		c.next = h.next.WithGroup(name)
+	}
+	return &c
+}

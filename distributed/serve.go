@@ -1,0 +1,97 @@
+package distributed
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/distributed/worker"
+	"github.com/shoal-data/shoal/graph"
+)
+
+// WorkerEnv is the environment variable that makes a process started by
+// NewLocalCluster a worker: it holds the worker's configuration as JSON.
+const WorkerEnv = "SHOAL_WORKER"
+
+// workerSpec is what a LocalCluster tells a worker process.
+type workerSpec struct {
+	Scheduler         string             `json:"scheduler"`
+	Name              string             `json:"name,omitempty"`
+	Threads           int                `json:"threads"`
+	MemoryLimit       int64              `json:"memory_limit,omitempty"`
+	TargetFraction    float64            `json:"target_fraction,omitempty"`
+	LocalDir          string             `json:"local_dir,omitempty"`
+	Resources         map[string]float64 `json:"resources,omitempty"`
+	LogLevel          slog.Level         `json:"log_level"`
+	HeartbeatInterval time.Duration      `json:"heartbeat_interval,omitempty"`
+	DeathTimeout      time.Duration      `json:"death_timeout,omitempty"`
+	WatchStdin        bool               `json:"watch_stdin,omitempty"`
+}
+
+// ServeIfWorker turns the process into a worker when NewLocalCluster
+// started it as one, and then returns true once the worker has stopped;
+// otherwise it returns false at once. Call it at the top of main, before
+// anything else, so that the functions your program registers exist in
+// its workers too:
+//
+//	func main() {
+//		if distributed.ServeIfWorker() {
+//			return
+//		}
+//		...
+//	}
+//
+// In tests, call it at the top of TestMain. A worker process logs JSON
+// lines to its standard error, which the LocalCluster that started it
+// passes to its own logger; it stops when the scheduler tells it to, when
+// its parent process ends, or on SIGINT or SIGTERM.
+func ServeIfWorker() bool {
+	raw, ok := os.LookupEnv(WorkerEnv)
+	if !ok {
+		return false
+	}
+	os.Unsetenv(WorkerEnv) // not for the processes the worker's tasks start
+	var spec workerSpec
+	logger := slog.New(diagnostics.NewJSONHandler(os.Stderr, slog.LevelInfo))
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		logger.Error("bad worker configuration", "env", WorkerEnv, "error", err)
+		return true
+	}
+	logger = slog.New(diagnostics.NewJSONHandler(os.Stderr, spec.LogLevel))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if spec.WatchStdin {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			io.Copy(io.Discard, os.Stdin) // returns when the parent closes the pipe or dies
+			cancel()
+		}()
+	}
+	if err := runWorker(ctx, spec, graph.Default(), logger); err != nil && ctx.Err() == nil {
+		logger.Error("worker stopped", "error", err)
+	}
+	return true
+}
+
+func runWorker(ctx context.Context, spec workerSpec, reg *graph.Registry, logger *slog.Logger) error {
+	w, err := worker.New(worker.Config{Scheduler: spec.Scheduler, Name: spec.Name, Threads: spec.Threads,
+		MemoryLimit: spec.MemoryLimit, TargetFraction: spec.TargetFraction, LocalDir: spec.LocalDir,
+		Resources: spec.Resources, Registry: reg, Logger: logger, HeartbeatInterval: spec.HeartbeatInterval,
+		DeathTimeout: spec.DeathTimeout})
+	if err != nil {
+		return err
+	}
+	err = w.Run(ctx)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

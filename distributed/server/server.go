@@ -1,0 +1,470 @@
+// Package server is the scheduler process of a Shoal cluster: a gRPC
+// server that drives the scheduling core (package scheduler) for the
+// workers and clients connected to it.
+//
+// Every worker and client keeps one bidirectional stream to the server.
+// The core runs under one lock: the server turns the batches that arrive on
+// the streams into events, hands them to scheduler.State.Handle, and queues
+// the instructions that come out on the stream of the worker or client they
+// are for. One goroutine per stream sends what is queued, so instructions
+// that pile up while a message is being sent go out together in the next
+// one.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
+
+	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/distributed/wire"
+	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/scheduler"
+)
+
+// Config describes a scheduler server. The zero value serves on a free
+// loopback port.
+type Config struct {
+	// Listen is the address to serve on; default "127.0.0.1:0".
+	Listen string
+	// Logger is where the server logs; by default nowhere.
+	Logger *slog.Logger
+	// Saturation is how many tasks a worker gets per thread before ready
+	// tasks wait in the scheduler (default 4: a worker has the next tasks
+	// at hand when one ends, instead of waiting a round trip for them;
+	// lower keeps placement more flexible for long tasks).
+	Saturation float64
+	// AllowedFailures is how many workers may die while running a task
+	// before it is declared erred (default 3).
+	AllowedFailures int
+	// HeartbeatTimeout removes a worker that has sent nothing for this
+	// long (default 30s). A worker whose connection breaks is removed at
+	// once.
+	HeartbeatTimeout time.Duration
+	// HeartbeatInterval is how often workers report when idle (default 1s).
+	HeartbeatInterval time.Duration
+	// Credentials secure the server; default plaintext.
+	Credentials credentials.TransportCredentials
+	// MaxMessageBytes bounds the messages the server accepts (default
+	// 256 MiB); a larger one fails its stream.
+	MaxMessageBytes int
+	// BatchSize bounds the instructions sent in one message (default
+	// 20,000).
+	BatchSize int
+	// LogSize is the number of task transitions kept (default 100,000).
+	LogSize int
+	// WorkerLogs is how many log records are kept per worker (default 1000).
+	WorkerLogs int
+	// DashboardAddress is reported by Info; the server serves no dashboard
+	// itself.
+	DashboardAddress string
+}
+
+// Server is a running scheduler.
+type Server struct {
+	cfg    Config
+	logger *slog.Logger
+	id     string
+	lis    net.Listener
+	grpc   *grpc.Server
+	hub    *diagnostics.Hub
+	stop   chan struct{}
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	state     *scheduler.State
+	workers   map[string]*workerConn // by address
+	clients   map[string]*clientConn // by id
+	comps     map[string]*computation
+	nclients  int
+	ncompute  uint64
+	owner     map[graph.Key]uint64
+	published uint64
+	trbuf     []scheduler.Transition
+	evbuf     []diagnostics.Event
+	dirty     []*outbox
+	closed    bool
+	changed   chan struct{} // closed and replaced when workers come or go
+}
+
+// computation is one Submit of a client: a client of the scheduling core.
+type computation struct {
+	id      string // the core's client id: client id + "/" + the client's name for it
+	name    string
+	number  uint64
+	client  *clientConn
+	pending map[graph.Key]bool // keys not reported yet, while someone listens to events
+	failed  string
+}
+
+// outbox queues messages for one stream.
+type outbox struct {
+	notify chan struct{}
+	queued bool
+}
+
+func (o *outbox) wake() {
+	select {
+	case o.notify <- struct{}{}:
+	default:
+	}
+}
+
+// New starts a scheduler server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.Saturation <= 0 {
+		cfg.Saturation = 4
+	}
+	if cfg.HeartbeatTimeout <= 0 {
+		cfg.HeartbeatTimeout = 30 * time.Second
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = time.Second
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = 256 << 20
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 20_000
+	}
+	if cfg.WorkerLogs <= 0 {
+		cfg.WorkerLogs = 1000
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = diagnostics.DiscardLogger()
+	}
+	lis, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: listen on %s: %w", cfg.Listen, err)
+	}
+	var idb [6]byte
+	rand.Read(idb[:])
+	s := &Server{
+		cfg:     cfg,
+		logger:  logger.With("scheduler", lis.Addr().String()),
+		id:      "scheduler-" + hex.EncodeToString(idb[:]),
+		lis:     lis,
+		hub:     diagnostics.NewHub(),
+		stop:    make(chan struct{}),
+		workers: map[string]*workerConn{},
+		clients: map[string]*clientConn{},
+		comps:   map[string]*computation{},
+		changed: make(chan struct{}),
+		state: scheduler.New(scheduler.Config{Saturation: cfg.Saturation, AllowedFailures: cfg.AllowedFailures,
+			LogSize: cfg.LogSize}),
+	}
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxSendMsgSize(cfg.MaxMessageBytes)}
+	if cfg.Credentials != nil {
+		opts = append(opts, grpc.Creds(cfg.Credentials))
+	}
+	s.grpc = grpc.NewServer(opts...)
+	wire.RegisterSchedulerServer(s.grpc, &service{s: s})
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		if err := s.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			s.logger.Error("scheduler server stopped", "error", err)
+		}
+	}()
+	go s.watchHeartbeats()
+	s.logger.Info("scheduler started", "id", s.id)
+	return s, nil
+}
+
+// Address returns the host:port the server listens on.
+func (s *Server) Address() string { return s.lis.Addr().String() }
+
+// ID returns the server's random identity.
+func (s *Server) ID() string { return s.id }
+
+// Events returns the hub on which the server publishes task transitions
+// (with the worker that ran the task, its duration and result size),
+// computations started and finished, and workers that come and go: the
+// same events as the in-process executor, so progress bars and recorders
+// work with a cluster too.
+func (s *Server) Events() *diagnostics.Hub { return s.hub }
+
+// Story returns the recorded transitions of keys, oldest first.
+func (s *Server) Story(keys ...graph.Key) []scheduler.Transition {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.Story(keys...)
+}
+
+// Dump returns the scheduling core's state as JSON.
+func (s *Server) Dump() ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.Dump()
+}
+
+// NumTasks returns how many tasks the scheduler knows.
+func (s *Server) NumTasks() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.NumTasks()
+}
+
+// WaitForWorkers waits until at least n workers are connected.
+func (s *Server) WaitForWorkers(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		have, ch, closed := len(s.workers), s.changed, s.closed
+		s.mu.Unlock()
+		if have >= n {
+			return nil
+		}
+		if closed {
+			return errors.New("scheduler is closed")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %d workers (have %d): %w", n, have, ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
+// Close asks the workers to shut down, waits for them to go (until ctx is
+// done), then stops serving.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for _, wc := range s.workers {
+		wc.shutdown = true
+		wc.box.wake()
+	}
+	s.signalChange()
+	s.mu.Unlock()
+	for {
+		s.mu.Lock()
+		n, ch := len(s.workers), s.changed
+		s.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-ch:
+			continue
+		}
+		break
+	}
+	close(s.stop)
+	s.grpc.Stop()
+	s.wg.Wait()
+	s.hub.Close()
+	s.logger.Info("scheduler closed")
+	return nil
+}
+
+func (s *Server) signalChange() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *Server) watchHeartbeats() {
+	defer s.wg.Done()
+	t := time.NewTicker(max(s.cfg.HeartbeatTimeout/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			s.mu.Lock()
+			for _, wc := range s.workers {
+				if now.Sub(wc.lastSeen) > s.cfg.HeartbeatTimeout {
+					s.logger.Warn("worker silent for too long; removing it", "worker", wc.addr,
+						"silent", now.Sub(wc.lastSeen).Round(time.Millisecond), "timeout", s.cfg.HeartbeatTimeout)
+					wc.lost = fmt.Sprintf("no heartbeat for %v", s.cfg.HeartbeatTimeout)
+					wc.cancel()
+				}
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// handle feeds events to the core and queues its instructions. Called with
+// s.mu held.
+func (s *Server) handle(evs ...scheduler.Event) {
+	ins := s.state.Handle(evs...)
+	if s.hub.Active() {
+		s.publishTransitions(evs)
+	} else {
+		s.published = s.state.TransitionCount()
+	}
+	for _, in := range ins {
+		switch in := in.(type) {
+		case *scheduler.Run:
+			wc := s.workers[in.Worker]
+			if wc == nil {
+				continue
+			}
+			t := in.Task
+			deps := make([]string, len(t.Deps))
+			for i, d := range t.Deps {
+				deps[i] = string(d)
+			}
+			wc.push(&wire.Instruction{Op: &wire.Instruction_Run{Run: &wire.RunTask{Id: in.ID, Key: string(t.Key),
+				Op: t.Op, Params: t.Params, Deps: deps, Resources: t.Resources}}})
+			s.touch(&wc.box)
+		case *scheduler.Fetch:
+			if wc := s.workers[in.To]; wc != nil {
+				wc.push(&wire.Instruction{Op: &wire.Instruction_Fetch{Fetch: &wire.FetchKey{Key: string(in.Key),
+					From: append([]string(nil), in.From...)}}})
+				s.touch(&wc.box)
+			}
+		case *scheduler.Release:
+			for _, w := range in.Workers {
+				if wc := s.workers[w]; wc != nil {
+					wc.push(&wire.Instruction{Op: &wire.Instruction_Release{Release: &wire.ReleaseKey{Key: string(in.Key)}}})
+					s.touch(&wc.box)
+				}
+			}
+		case *scheduler.CancelRun:
+			if wc := s.workers[in.Worker]; wc != nil {
+				wc.push(&wire.Instruction{Op: &wire.Instruction_Cancel{Cancel: &wire.CancelTask{Key: string(in.Key)}}})
+				s.touch(&wc.box)
+			}
+		case *scheduler.ReportResult:
+			if c := s.comps[in.Client]; c != nil {
+				c.client.results = append(c.client.results, &wire.KeyResult{Computation: c.name, Key: string(in.Key),
+					Index: int32(in.Index), Workers: append([]string(nil), in.Workers...), Size: in.Size})
+				s.touch(&c.client.box)
+				s.reported(c, in.Key, "")
+			}
+		case *scheduler.ReportError:
+			if c := s.comps[in.Client]; c != nil {
+				c.client.errors = append(c.client.errors, &wire.KeyError{Computation: c.name, Key: string(in.Key),
+					Index: int32(in.Index), Error: wire.EncodeError(in.Err)})
+				s.touch(&c.client.box)
+				s.reported(c, in.Key, in.Err.Error())
+			}
+		}
+	}
+}
+
+// touch marks an outbox to wake once the current events are handled.
+func (s *Server) touch(o *outbox) {
+	if !o.queued {
+		o.queued = true
+		s.dirty = append(s.dirty, o)
+	}
+}
+
+// flush wakes the senders of the outboxes that got messages. Called with
+// s.mu held, after handle.
+func (s *Server) flush() {
+	for _, o := range s.dirty {
+		o.queued = false
+		o.wake()
+	}
+	clear(s.dirty)
+	s.dirty = s.dirty[:0]
+}
+
+// reported notes that a computation got the answer for k, and publishes
+// its end when it has them all.
+func (s *Server) reported(c *computation, k graph.Key, err string) {
+	if c.pending == nil {
+		return
+	}
+	delete(c.pending, k)
+	if err != "" && c.failed == "" {
+		c.failed = err
+	}
+	if len(c.pending) == 0 {
+		c.pending = nil
+		s.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeFinished, Compute: c.number, Err: c.failed})
+	}
+}
+
+func now() scheduler.Meta { return scheduler.Meta{Time: time.Now()} }
+
+// publishTransitions publishes the transitions made since the last call.
+// Called with s.mu held.
+func (s *Server) publishTransitions(evs []scheduler.Event) {
+	s.trbuf = s.state.TransitionsSince(s.published, s.trbuf[:0])
+	s.published = s.state.TransitionCount()
+	s.evbuf = s.evbuf[:0]
+	var ran graph.Key
+	var worker string
+	var start time.Time
+	var dur time.Duration
+	var size int64
+	if len(evs) == 1 {
+		switch ev := evs[0].(type) {
+		case *scheduler.TaskFinished:
+			ran, worker, start, dur, size = ev.Key, ev.Worker, ev.Start, ev.Duration, ev.Size
+		case *scheduler.TaskFailed:
+			ran, worker, start, dur = ev.Key, ev.Worker, ev.Start, ev.Duration
+		}
+	}
+	for i := range s.trbuf {
+		tr := &s.trbuf[i]
+		ev := diagnostics.Event{Time: tr.Time, Kind: diagnostics.TaskTransition, Compute: s.owner[tr.Key],
+			Key: tr.Key, Prefix: tr.Key.Prefix(), From: tr.From.String(), To: tr.To.String(), Stimulus: tr.Stimulus}
+		if tr.Key == ran && (tr.From == scheduler.Processing || tr.From == scheduler.Cancelled) {
+			ev.Worker, ev.Start, ev.Duration = worker, start, dur
+			if tr.To == scheduler.Memory {
+				ev.Bytes = size
+			}
+		}
+		if tr.To == scheduler.Erred {
+			if ti, ok := s.state.Task(tr.Key); ok {
+				ev.Err = ti.Error
+			}
+		}
+		if tr.To == scheduler.Forgotten && s.owner != nil {
+			delete(s.owner, tr.Key)
+		}
+		s.evbuf = append(s.evbuf, ev)
+	}
+	s.hub.Publish(s.evbuf...)
+}
+
+// invalid is the error for a malformed message: the stream ends with it,
+// the server goes on.
+func invalid(format string, args ...any) error {
+	return status.Errorf(codes.InvalidArgument, format, args...)
+}
+
+// diffRegistries lists how two registries differ, or nil.
+func diffRegistries(a *wire.Registry, aName string, b *wire.Registry, bName string) []string {
+	if a.GetFingerprint() == b.GetFingerprint() && a.GetFingerprint() != "" {
+		return nil
+	}
+	diffs := graph.DiffSignatures(a.GetSignatures(), b.GetSignatures())
+	if len(diffs) == 0 && a.GetFingerprint() != b.GetFingerprint() {
+		diffs = []string{fmt.Sprintf("fingerprints differ: %q on %s, %q on %s", a.GetFingerprint(), aName,
+			b.GetFingerprint(), bName)}
+	}
+	r := strings.NewReplacer("registered here", "registered on "+aName, "missing here", "missing on "+aName,
+		"on the other side", "on "+bName, " here,", " on "+aName+",")
+	for i, d := range diffs {
+		diffs[i] = r.Replace(d)
+	}
+	return diffs
+}

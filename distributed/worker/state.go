@@ -1,0 +1,418 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shoal-data/shoal/distributed/wire"
+	"github.com/shoal-data/shoal/graph"
+)
+
+// State is a worker's own state machine, in the style of the scheduler
+// core: events in (the scheduler's instructions, tasks that ended, values
+// that arrived from peers), instructions out (run this, fetch that, store
+// or drop a value, report to the scheduler). It does no I/O, starts no
+// goroutines and reads no clock; the Worker carries out its instructions.
+//
+// It runs a task once the values of its dependencies are held, at most
+// Threads at a time, in the order the scheduler sent them; it fetches the
+// dependencies the scheduler announced with FetchKey from the peers that
+// hold them, and fails a task whose dependency could not be had with a
+// *wire.MissingDataError, which the scheduler answers by computing the
+// dependency again.
+//
+// State is not safe for concurrent use.
+type State struct {
+	threads   int
+	executing int
+	seq       uint64
+	tasks     map[graph.Key]*wtask
+	ready     []*wtask
+	readyHead int
+	fetches   map[graph.Key]*fetch
+	data      map[graph.Key]int64
+	out       []Instruction
+}
+
+type taskState uint8
+
+const (
+	waiting taskState = iota
+	ready
+	executing
+)
+
+type wtask struct {
+	key       graph.Key
+	spec      *graph.Task
+	id        int32
+	state     taskState
+	missing   int
+	seq       uint64
+	cancelled bool
+}
+
+type fetch struct {
+	key     graph.Key
+	seq     uint64
+	from    []string
+	waiters []*wtask
+	dropped bool
+}
+
+// NewState returns the state of a worker that runs threads tasks at once.
+func NewState(threads int) *State {
+	if threads < 1 {
+		threads = 1
+	}
+	return &State{threads: threads, tasks: map[graph.Key]*wtask{}, fetches: map[graph.Key]*fetch{},
+		data: map[graph.Key]int64{}}
+}
+
+// Event is something that happened to a worker.
+type Event interface{ workerEvent() }
+
+// RunTask asks the worker to compute Task (an instruction of the scheduler).
+type RunTask struct {
+	ID   int32
+	Task *graph.Task
+}
+
+// FetchKey tells the worker to get the value of Key from one of From
+// (worker addresses): a task it will be asked to run needs it.
+type FetchKey struct {
+	Key  graph.Key
+	From []string
+}
+
+// ReleaseKey drops the worker's copy of Key.
+type ReleaseKey struct{ Key graph.Key }
+
+// CancelTask stops computing Key.
+type CancelTask struct{ Key graph.Key }
+
+// Reset drops everything: the scheduler forgot what this worker held.
+type Reset struct{}
+
+// Executed reports that an Execute ended, with the task's value or error.
+type Executed struct {
+	Key      graph.Key
+	Seq      uint64
+	Value    any
+	Size     int64
+	Err      error
+	Start    time.Time
+	Duration time.Duration
+}
+
+// Fetched reports that a StartFetch ended, with the value or an error.
+type Fetched struct {
+	Key   graph.Key
+	Seq   uint64
+	Value any
+	Size  int64
+	Err   error
+}
+
+func (*RunTask) workerEvent()    {}
+func (*FetchKey) workerEvent()   {}
+func (*ReleaseKey) workerEvent() {}
+func (*CancelTask) workerEvent() {}
+func (*Reset) workerEvent()      {}
+func (*Executed) workerEvent()   {}
+func (*Fetched) workerEvent()    {}
+
+// Instruction is something the Worker must do.
+type Instruction interface{ workerInstruction() }
+
+// Execute runs Task on the values of its dependencies, which are held.
+// The Worker reports the end with an Executed event carrying Seq.
+type Execute struct {
+	Task *graph.Task
+	ID   int32
+	Seq  uint64
+}
+
+// StartFetch gets the value of Key from one of From. The Worker reports
+// the end with a Fetched event carrying Seq.
+type StartFetch struct {
+	Key  graph.Key
+	From []string
+	Seq  uint64
+}
+
+// Store keeps Value as the value of Key.
+type Store struct {
+	Key   graph.Key
+	Value any
+	Size  int64
+}
+
+// Drop forgets the value of Key.
+type Drop struct{ Key graph.Key }
+
+// DropAll forgets every value.
+type DropAll struct{}
+
+// Abort cancels the Execute with Seq.
+type Abort struct {
+	Key graph.Key
+	Seq uint64
+}
+
+// Report tells the scheduler that a task ended: with its value held
+// (Err nil) or failed.
+type Report struct {
+	Key      graph.Key
+	ID       int32
+	Size     int64
+	Err      error
+	Start    time.Time
+	Duration time.Duration
+}
+
+// ReportMissing tells the scheduler that Key, which it expects this worker
+// to hold, could not be fetched.
+type ReportMissing struct{ Key graph.Key }
+
+func (*Execute) workerInstruction()       {}
+func (*StartFetch) workerInstruction()    {}
+func (*Store) workerInstruction()         {}
+func (*Drop) workerInstruction()          {}
+func (*DropAll) workerInstruction()       {}
+func (*Abort) workerInstruction()         {}
+func (*Report) workerInstruction()        {}
+func (*ReportMissing) workerInstruction() {}
+
+// Handle applies events in order and returns the instructions they lead
+// to. The slice is reused by the next call.
+func (s *State) Handle(events ...Event) []Instruction {
+	clear(s.out)
+	s.out = s.out[:0]
+	for _, e := range events {
+		switch e := e.(type) {
+		case *RunTask:
+			s.run(e)
+		case *FetchKey:
+			s.fetch(e)
+		case *ReleaseKey:
+			s.release(e.Key)
+		case *CancelTask:
+			s.cancel(e.Key)
+		case *Reset:
+			s.reset()
+		case *Executed:
+			s.executed(e)
+		case *Fetched:
+			s.fetched(e)
+		default:
+			panic(fmt.Sprintf("worker: unknown event %T", e))
+		}
+	}
+	s.fill()
+	return s.out
+}
+
+func (s *State) emit(in Instruction) { s.out = append(s.out, in) }
+
+func (s *State) run(e *RunTask) {
+	k := e.Task.Key
+	if _, ok := s.tasks[k]; ok {
+		return // already here
+	}
+	if size, ok := s.data[k]; ok {
+		s.emit(&Report{Key: k, ID: e.ID, Size: size})
+		return
+	}
+	var missing []string
+	for _, d := range e.Task.Deps {
+		if _, ok := s.data[d]; ok {
+			continue
+		}
+		if f, ok := s.fetches[d]; ok && !f.dropped {
+			continue
+		}
+		missing = append(missing, string(d))
+	}
+	if missing != nil {
+		s.emit(&Report{Key: k, ID: e.ID, Err: &wire.MissingDataError{Keys: missing,
+			Message: fmt.Sprintf("task %q: dependencies %q are neither held nor being fetched here: %v",
+				k, missing, errMissing)}})
+		return
+	}
+	t := &wtask{key: k, spec: e.Task, id: e.ID}
+	for i, d := range e.Task.Deps {
+		if _, ok := s.data[d]; ok {
+			continue
+		}
+		dup := false
+		for _, x := range e.Task.Deps[:i] {
+			dup = dup || x == d
+		}
+		if dup {
+			continue
+		}
+		f := s.fetches[d]
+		f.waiters = append(f.waiters, t)
+		t.missing++
+	}
+	s.tasks[k] = t
+	if t.missing == 0 {
+		s.makeReady(t)
+	}
+}
+
+var errMissing = fmt.Errorf("missing dependency data")
+
+func (s *State) makeReady(t *wtask) {
+	t.state = ready
+	s.ready = append(s.ready, t)
+}
+
+// fill starts ready tasks while threads are free.
+func (s *State) fill() {
+	for s.executing < s.threads && s.readyHead < len(s.ready) {
+		t := s.ready[s.readyHead]
+		s.ready[s.readyHead] = nil
+		s.readyHead++
+		if s.tasks[t.key] != t || t.state != ready {
+			continue
+		}
+		t.state = executing
+		s.executing++
+		s.seq++
+		t.seq = s.seq
+		s.emit(&Execute{Task: t.spec, ID: t.id, Seq: t.seq})
+	}
+	if s.readyHead == len(s.ready) {
+		s.ready = s.ready[:0]
+		s.readyHead = 0
+	} else if s.readyHead > 1024 && 2*s.readyHead > len(s.ready) {
+		n := copy(s.ready, s.ready[s.readyHead:])
+		clear(s.ready[n:])
+		s.ready = s.ready[:n]
+		s.readyHead = 0
+	}
+}
+
+func (s *State) fetch(e *FetchKey) {
+	if _, ok := s.data[e.Key]; ok {
+		return
+	}
+	if f, ok := s.fetches[e.Key]; ok {
+		f.from = e.From
+		f.dropped = false
+		return
+	}
+	s.seq++
+	f := &fetch{key: e.Key, seq: s.seq, from: e.From}
+	s.fetches[e.Key] = f
+	s.emit(&StartFetch{Key: e.Key, From: e.From, Seq: f.seq})
+}
+
+func (s *State) release(k graph.Key) {
+	if _, ok := s.data[k]; ok {
+		delete(s.data, k)
+		s.emit(&Drop{Key: k})
+	}
+	if f, ok := s.fetches[k]; ok {
+		f.dropped = true
+	}
+}
+
+func (s *State) cancel(k graph.Key) {
+	t, ok := s.tasks[k]
+	if !ok {
+		return
+	}
+	if t.state == executing {
+		if !t.cancelled {
+			t.cancelled = true
+			s.emit(&Abort{Key: k, Seq: t.seq})
+		}
+		return
+	}
+	delete(s.tasks, k)
+	s.emit(&Report{Key: k, ID: t.id, Err: fmt.Errorf("task %q cancelled by the scheduler before it ran: %w", k, context.Canceled)})
+}
+
+func (s *State) reset() {
+	for _, t := range s.tasks {
+		if t.state == executing {
+			s.emit(&Abort{Key: t.key, Seq: t.seq})
+		}
+	}
+	clear(s.tasks)
+	clear(s.fetches)
+	clear(s.ready)
+	s.ready = s.ready[:0]
+	s.readyHead = 0
+	s.executing = 0
+	if len(s.data) > 0 {
+		clear(s.data)
+	}
+	s.emit(&DropAll{})
+}
+
+func (s *State) executed(e *Executed) {
+	t, ok := s.tasks[e.Key]
+	if !ok || t.seq != e.Seq || t.state != executing {
+		return // from before a reset
+	}
+	delete(s.tasks, e.Key)
+	s.executing--
+	if e.Err != nil {
+		s.emit(&Report{Key: e.Key, ID: t.id, Err: e.Err, Start: e.Start, Duration: e.Duration})
+		return
+	}
+	s.data[e.Key] = e.Size
+	s.emit(&Store{Key: e.Key, Value: e.Value, Size: e.Size})
+	s.emit(&Report{Key: e.Key, ID: t.id, Size: e.Size, Start: e.Start, Duration: e.Duration})
+}
+
+func (s *State) fetched(e *Fetched) {
+	f, ok := s.fetches[e.Key]
+	if !ok || f.seq != e.Seq {
+		return // from before a reset
+	}
+	delete(s.fetches, e.Key)
+	if e.Err == nil && !f.dropped {
+		s.data[e.Key] = e.Size
+		s.emit(&Store{Key: e.Key, Value: e.Value, Size: e.Size})
+		for _, t := range f.waiters {
+			if s.tasks[t.key] == t && t.state == waiting {
+				t.missing--
+				if t.missing == 0 {
+					s.makeReady(t)
+				}
+			}
+		}
+		return
+	}
+	cause := e.Err
+	if cause == nil {
+		cause = fmt.Errorf("released while it was fetched")
+	} else {
+		s.emit(&ReportMissing{Key: e.Key})
+	}
+	for _, t := range f.waiters {
+		if s.tasks[t.key] == t && t.state == waiting {
+			delete(s.tasks, t.key)
+			s.emit(&Report{Key: t.key, ID: t.id, Err: &wire.MissingDataError{Keys: []string{string(e.Key)},
+				Message: fmt.Sprintf("task %q: fetch dependency %q from %v: %v (%v)", t.key, e.Key, f.from, cause, errMissing)}})
+		}
+	}
+}
+
+// Executing returns how many tasks run.
+func (s *State) Executing() int { return s.executing }
+
+// Held returns the keys whose values the worker holds, and their sizes.
+func (s *State) Held() map[graph.Key]int64 { return s.data }
+
+// Tasks returns how many tasks the worker knows that have not ended.
+func (s *State) Tasks() int { return len(s.tasks) }
+
+// Fetching returns how many values are being fetched.
+func (s *State) Fetching() int { return len(s.fetches) }

@@ -1,0 +1,659 @@
+// Package worker is the worker process of a Shoal cluster: it connects to
+// the scheduler, runs the tasks it is given on a pool of goroutines, holds
+// their values (spilling the least recently used to disk beyond a memory
+// target), serves them to peers and clients over Arrow Flight, and fetches
+// the inputs it lacks from its peers.
+//
+// Its logic is the pure state machine State; Worker carries out State's
+// instructions and feeds it what happens.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/shoal-data/shoal/distributed/internal/conns"
+	"github.com/shoal-data/shoal/distributed/internal/flightdata"
+	"github.com/shoal-data/shoal/distributed/internal/logring"
+	"github.com/shoal-data/shoal/distributed/internal/procmem"
+	"github.com/shoal-data/shoal/distributed/wire"
+	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/spillfile"
+)
+
+// Config describes a worker. Only Scheduler is required.
+type Config struct {
+	// Scheduler is the address (host:port) of the scheduler.
+	Scheduler string
+	// Listen is the address the worker serves Flight on; default
+	// "127.0.0.1:0" (loopback, any free port).
+	Listen string
+	// Name names the worker in logs and task restrictions; default its
+	// address.
+	Name string
+	// Threads is how many tasks run at once; default runtime.GOMAXPROCS(0).
+	Threads int
+	// MemoryLimit is the memory the worker may use, in bytes; 0 means no
+	// limit. Values beyond TargetFraction of it are spilled to disk.
+	MemoryLimit int64
+	// TargetFraction of MemoryLimit above which held values spill to disk
+	// (default 0.6).
+	TargetFraction float64
+	// LocalDir is where the worker makes its own directory for spill files
+	// and ops' scratch files, removed when it closes; default os.TempDir().
+	LocalDir string
+	// Resources are abstract resources the worker offers, such as GPU=1.
+	Resources map[string]float64
+	// Nanny is the address of the nanny supervising this worker, if any.
+	Nanny string
+	// Registry holds the ops the worker runs; default graph.Default().
+	Registry *graph.Registry
+	// Logger is where the worker logs; by default nowhere. The worker also
+	// keeps its last LogRing records and sends those of level Info and
+	// above to the scheduler.
+	Logger  *slog.Logger
+	LogRing int
+	// ServerCredentials secure the worker's Flight server; DialOptions are
+	// used to reach the scheduler and the peers. Both default to
+	// plaintext.
+	ServerCredentials credentials.TransportCredentials
+	DialOptions       []grpc.DialOption
+	// HeartbeatInterval is how often the worker reports its memory when it
+	// has nothing else to say (default 1s).
+	HeartbeatInterval time.Duration
+	// DeathTimeout is how long the worker keeps trying to reach a
+	// scheduler it lost, or never reached, before it gives up (default 60s).
+	DeathTimeout time.Duration
+}
+
+// Worker is a running worker.
+type Worker struct {
+	cfg    Config
+	logger *slog.Logger
+	ring   *logring.Ring
+	lis    net.Listener
+	grpc   *grpc.Server
+	peers  *conns.Pool
+	env    *graph.Env
+	addr   string
+	dir    string
+
+	baseCtx    context.Context
+	baseCancel context.CancelFunc
+	wg         sync.WaitGroup // tasks, fetches, the server
+
+	mu       sync.Mutex
+	state    *State
+	store    store
+	running  map[uint64]context.CancelFunc
+	epoch    uint64
+	outDone  []*wire.TaskDone
+	outMiss  []string
+	notify   chan struct{}
+	spilling bool
+	closed   bool
+}
+
+// ErrRefused wraps the scheduler's refusal of a worker.
+var ErrRefused = errors.New("refused by the scheduler")
+
+// RefusedError says why the scheduler refused the worker.
+type RefusedError struct {
+	Reason      string
+	Differences []string
+}
+
+func (e *RefusedError) Error() string {
+	msg := "refused by the scheduler: " + e.Reason
+	for _, d := range e.Differences {
+		msg += "\n  " + d
+	}
+	return msg
+}
+
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// New starts a worker's Flight server. Run connects it to the scheduler.
+func New(cfg Config) (*Worker, error) {
+	if cfg.Threads <= 0 {
+		cfg.Threads = runtime.GOMAXPROCS(0)
+	}
+	if cfg.TargetFraction <= 0 || cfg.TargetFraction > 1 {
+		cfg.TargetFraction = 0.6
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = graph.Default()
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = time.Second
+	}
+	if cfg.DeathTimeout <= 0 {
+		cfg.DeathTimeout = 60 * time.Second
+	}
+	ring := logring.New(cfg.LogRing, true)
+	var next slog.Handler
+	if cfg.Logger != nil {
+		next = cfg.Logger.Handler()
+	}
+	lis, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("worker: listen on %s: %w", cfg.Listen, err)
+	}
+	addr := lis.Addr().String()
+	if cfg.Name == "" {
+		cfg.Name = addr
+	}
+	base := cfg.LocalDir
+	if base == "" {
+		base = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(base, "shoal-worker-*")
+	if err != nil {
+		lis.Close()
+		return nil, fmt.Errorf("worker %s: make local directory in %s: %w", addr, base, err)
+	}
+	w := &Worker{cfg: cfg, ring: ring, lis: lis, addr: addr, dir: dir, running: map[uint64]context.CancelFunc{},
+		notify: make(chan struct{}, 1), state: NewState(cfg.Threads)}
+	w.logger = slog.New(ring.Handler(next, slog.LevelInfo)).With("worker", addr)
+	if cfg.Name != addr {
+		w.logger = w.logger.With("name", cfg.Name)
+	}
+	w.baseCtx, w.baseCancel = context.WithCancel(context.Background())
+	w.env = &graph.Env{Registry: cfg.Registry, Logger: w.logger, Worker: addr, LocalDir: dir}
+	var limit int64
+	if cfg.MemoryLimit > 0 {
+		limit = int64(float64(cfg.MemoryLimit) * cfg.TargetFraction)
+	}
+	w.store.init(limit, dir, cfg.Registry, w.logger)
+	dial := cfg.DialOptions
+	if len(dial) == 0 {
+		dial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+	w.cfg.DialOptions = dial
+	w.peers = conns.New(append(flightdata.DialOptions(), dial...)...)
+	opts := flightdata.ServerOptions()
+	if cfg.ServerCredentials != nil {
+		opts = append(opts, grpc.Creds(cfg.ServerCredentials))
+	}
+	w.grpc = grpc.NewServer(opts...)
+	flight.RegisterFlightServiceServer(w.grpc, &flightServer{w: w})
+	wire.RegisterWorkerServer(w.grpc, &infoServer{w: w})
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		if err := w.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			w.logger.Error("flight server stopped", "error", err)
+		}
+	}()
+	w.logger.Info("worker started", "threads", cfg.Threads, "memory_limit", cfg.MemoryLimit,
+		"spill_above", limit, "local_dir", dir)
+	return w, nil
+}
+
+// Address returns the host:port the worker serves on.
+func (w *Worker) Address() string { return w.addr }
+
+// Name returns the worker's name.
+func (w *Worker) Name() string { return w.cfg.Name }
+
+// LocalDir returns the worker's own directory.
+func (w *Worker) LocalDir() string { return w.dir }
+
+// Logs returns the worker's last log records.
+func (w *Worker) Logs() []logring.Record { return w.ring.Records() }
+
+// Close stops the worker: running tasks are cancelled, the Flight server
+// stops, and the local directory is removed.
+func (w *Worker) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	w.baseCancel()
+	w.grpc.Stop()
+	w.wg.Wait()
+	w.peers.Close()
+	w.mu.Lock()
+	w.store.dropAll()
+	w.mu.Unlock()
+	if err := os.RemoveAll(w.dir); err != nil {
+		return fmt.Errorf("worker %s: remove %s: %w", w.addr, w.dir, err)
+	}
+	w.logger.Info("worker closed")
+	return nil
+}
+
+// errShutdown ends a session when the scheduler asks the worker to stop.
+var errShutdown = errors.New("scheduler asked the worker to shut down")
+
+// Run connects the worker to the scheduler and serves it until ctx is
+// cancelled (it returns ctx's error), the scheduler asks it to shut down
+// (nil), refuses it (a *RefusedError), or stays out of reach longer than
+// DeathTimeout. A worker that loses its scheduler drops what it holds and
+// connects again.
+func (w *Worker) Run(ctx context.Context) error {
+	conn, err := grpc.NewClient(w.cfg.Scheduler, append([]grpc.DialOption{
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(flightdata.MaxMessageBytes),
+			grpc.MaxCallSendMsgSize(flightdata.MaxMessageBytes))}, w.cfg.DialOptions...)...)
+	if err != nil {
+		return fmt.Errorf("worker %s: scheduler %s: %w", w.addr, w.cfg.Scheduler, err)
+	}
+	defer conn.Close()
+	client := wire.NewSchedulerClient(conn)
+	lastContact := time.Now()
+	backoff := 50 * time.Millisecond
+	for {
+		connected, err := w.session(ctx, client)
+		if connected {
+			lastContact = time.Now()
+			backoff = 50 * time.Millisecond
+		}
+		w.resetAll()
+		switch {
+		case errors.Is(err, errShutdown):
+			w.logger.Info("scheduler asked to shut down")
+			return nil
+		case errors.Is(err, ErrRefused):
+			w.logger.Error("scheduler refused the worker", "scheduler", w.cfg.Scheduler, "error", err)
+			return err
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+		if time.Since(lastContact) > w.cfg.DeathTimeout {
+			return fmt.Errorf("worker %s: scheduler %s out of reach for %v: %w", w.addr, w.cfg.Scheduler,
+				w.cfg.DeathTimeout, err)
+		}
+		if connected {
+			w.logger.Warn("lost the scheduler; reconnecting", "scheduler", w.cfg.Scheduler, "error", err)
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// session is one connection to the scheduler. connected tells whether the
+// scheduler welcomed the worker.
+func (w *Worker) session(ctx context.Context, client wire.SchedulerClient) (connected bool, err error) {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := client.WorkerStream(sctx)
+	if err != nil {
+		return false, err
+	}
+	reg := w.cfg.Registry
+	err = stream.Send(&wire.WorkerUp{Msg: &wire.WorkerUp_Register{Register: &wire.RegisterWorker{
+		Address: w.addr, Name: w.cfg.Name, Threads: int32(w.cfg.Threads), MemoryLimit: w.cfg.MemoryLimit,
+		Resources: w.cfg.Resources, LocalDir: w.dir, Nanny: w.cfg.Nanny, Pid: int32(os.Getpid()),
+		Registry: &wire.Registry{Fingerprint: reg.Fingerprint(), Signatures: reg.Signatures()},
+	}}})
+	if err != nil {
+		return false, err
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		return false, err
+	}
+	switch m := first.Msg.(type) {
+	case *wire.WorkerDown_Refused:
+		return false, &RefusedError{Reason: m.Refused.Reason, Differences: m.Refused.Differences}
+	case *wire.WorkerDown_Welcome:
+	default:
+		return false, fmt.Errorf("worker %s: scheduler sent %T before welcoming it", w.addr, first.Msg)
+	}
+	w.logger.Info("connected to the scheduler", "scheduler", w.cfg.Scheduler)
+	w.mu.Lock()
+	w.epoch = 0
+	w.mu.Unlock()
+
+	sendErr := make(chan error, 1)
+	go func() { sendErr <- w.sendLoop(sctx, stream) }()
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			cancel()
+			<-sendErr
+			return true, err
+		}
+		b, ok := msg.Msg.(*wire.WorkerDown_Batch)
+		if !ok {
+			continue
+		}
+		if err := w.apply(b.Batch); err != nil {
+			cancel()
+			<-sendErr
+			return true, err
+		}
+	}
+}
+
+// sendLoop sends the worker's reports in batches: whatever is queued when
+// the previous send ends, and a memory report every heartbeat.
+func (w *Worker) sendLoop(ctx context.Context, stream wire.Scheduler_WorkerStreamClient) error {
+	tick := time.NewTicker(w.cfg.HeartbeatInterval)
+	defer tick.Stop()
+	for {
+		heartbeat := false
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.notify:
+		case <-tick.C:
+			heartbeat = true
+		}
+		w.mu.Lock()
+		b := &wire.WorkerBatch{Epoch: w.epoch, Done: w.outDone, Missing: w.outMiss}
+		w.outDone, w.outMiss = nil, nil
+		if heartbeat {
+			b.Memory = &wire.Memory{Managed: w.store.managed, Spilled: w.store.spilled}
+		}
+		w.mu.Unlock()
+		if heartbeat {
+			b.Memory.Process = procmem.RSS()
+			for _, r := range w.ring.Drain() {
+				b.Logs = append(b.Logs, &wire.LogRecord{TimeUnixNano: r.Time.UnixNano(), Level: int32(r.Level),
+					Message: r.Message, Attrs: r.Attrs})
+			}
+		}
+		if err := stream.Send(&wire.WorkerUp{Msg: &wire.WorkerUp_Batch{Batch: b}}); err != nil {
+			return err
+		}
+	}
+}
+
+func (w *Worker) wake() {
+	select {
+	case w.notify <- struct{}{}:
+	default:
+	}
+}
+
+// apply carries out a batch of the scheduler's instructions.
+func (w *Worker) apply(b *wire.WorkerInstructions) error {
+	evs := make([]Event, 0, len(b.Instructions)+1)
+	if b.Reset_ {
+		evs = append(evs, &Reset{})
+	}
+	for _, in := range b.Instructions {
+		switch x := in.Op.(type) {
+		case *wire.Instruction_Run:
+			r := x.Run
+			deps := make([]graph.Key, len(r.Deps))
+			for i, d := range r.Deps {
+				deps[i] = graph.Key(d)
+			}
+			t := &graph.Task{Key: graph.Key(r.Key), Op: r.Op, Params: r.Params, Deps: deps}
+			t.Resources = r.Resources
+			evs = append(evs, &RunTask{ID: r.Id, Task: t})
+		case *wire.Instruction_Fetch:
+			evs = append(evs, &FetchKey{Key: graph.Key(x.Fetch.Key), From: x.Fetch.From})
+		case *wire.Instruction_Release:
+			evs = append(evs, &ReleaseKey{Key: graph.Key(x.Release.Key)})
+		case *wire.Instruction_Cancel:
+			evs = append(evs, &CancelTask{Key: graph.Key(x.Cancel.Key)})
+		}
+	}
+	w.mu.Lock()
+	if b.Reset_ {
+		w.epoch = b.Epoch
+		w.outDone, w.outMiss = nil, nil
+		w.logger.Warn("the scheduler reset this worker: dropping every value", "epoch", b.Epoch)
+	}
+	w.handle(evs...)
+	w.mu.Unlock()
+	if b.Shutdown {
+		return errShutdown
+	}
+	return nil
+}
+
+// resetAll drops everything after the scheduler connection ends.
+func (w *Worker) resetAll() {
+	w.mu.Lock()
+	w.handle(&Reset{})
+	w.outDone, w.outMiss = nil, nil
+	w.mu.Unlock()
+}
+
+// handle feeds events to the state machine and carries out its
+// instructions. Called with w.mu held.
+func (w *Worker) handle(evs ...Event) {
+	ins := w.state.Handle(evs...)
+	report := false
+	for _, in := range ins {
+		switch in := in.(type) {
+		case *Execute:
+			w.start(in)
+		case *StartFetch:
+			w.startFetch(in)
+		case *Store:
+			w.store.put(in.Key, in.Value, in.Size)
+		case *Drop:
+			w.store.drop(in.Key)
+		case *DropAll:
+			w.store.dropAll()
+		case *Abort:
+			if c := w.running[in.Seq]; c != nil {
+				c()
+			}
+		case *Report:
+			d := &wire.TaskDone{Key: string(in.Key), Id: in.ID, Size: in.Size, DurationNanos: int64(in.Duration)}
+			if !in.Start.IsZero() {
+				d.StartUnixNano = in.Start.UnixNano()
+			}
+			if in.Err != nil {
+				d.Error = wire.EncodeError(in.Err)
+			}
+			w.outDone = append(w.outDone, d)
+			report = true
+		case *ReportMissing:
+			w.outMiss = append(w.outMiss, string(in.Key))
+			report = true
+		}
+	}
+	if report {
+		w.wake()
+	}
+	if w.store.overLimit() && !w.spilling && !w.closed {
+		w.spilling = true
+		w.wg.Add(1)
+		go w.spill()
+	}
+}
+
+// spill writes least recently used values to disk until the rest fit
+// under the memory target.
+func (w *Worker) spill() {
+	defer w.wg.Done()
+	w.mu.Lock()
+	defer func() {
+		w.spilling = false
+		w.mu.Unlock()
+	}()
+	for w.store.overLimit() && !w.closed {
+		victims := w.store.spillVictims()
+		if len(victims) == 0 {
+			return
+		}
+		vals := make([]any, len(victims))
+		paths := make([]string, len(victims))
+		for i, en := range victims {
+			vals[i], paths[i] = en.value, en.path
+		}
+		w.mu.Unlock()
+		errs := make([]error, len(victims))
+		for i := range victims {
+			errs[i] = spillfile.Write(paths[i], vals[i], w.cfg.Registry)
+		}
+		w.mu.Lock()
+		if err := w.store.spillDone(victims, errs, w.addr); err != nil {
+			return // logged; the values stay in memory
+		}
+	}
+}
+
+// value returns the value of k, reading it back from disk if it was
+// spilled. ok is false when k is not held.
+func (w *Worker) value(k graph.Key) (v any, ok bool, err error) {
+	w.mu.Lock()
+	en := w.store.get(k)
+	if en == nil {
+		w.mu.Unlock()
+		return nil, false, nil
+	}
+	if en.state != onDisk {
+		v := en.value
+		w.mu.Unlock()
+		return v, true, nil
+	}
+	path := en.path
+	w.mu.Unlock()
+	v, err = spillfile.Read(path, w.cfg.Registry)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		if cur := w.store.m[k]; cur != nil && cur.state != onDisk {
+			return cur.value, true, nil // read back by someone else meanwhile
+		}
+		return nil, true, fmt.Errorf("worker %s: read spilled value of %q from %s: %w", w.addr, k, path, err)
+	}
+	w.store.loaded(en, v)
+	return v, true, nil
+}
+
+// start runs a task on a new goroutine. Called with w.mu held.
+func (w *Worker) start(ex *Execute) {
+	ctx, cancel := context.WithCancel(w.baseCtx)
+	w.running[ex.Seq] = cancel
+	t := ex.Task
+	seq := ex.Seq
+	inputs := make([]any, len(t.Deps))
+	var spilled []int
+	for i, d := range t.Deps {
+		en := w.store.get(d)
+		switch {
+		case en == nil:
+			// Dropped after the task became ready: it fails below.
+		case en.state == onDisk:
+			spilled = append(spilled, i)
+		default:
+			inputs[i] = en.value
+		}
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		start := time.Now()
+		v, err := w.runTask(ctx, t, inputs, spilled)
+		dur := time.Since(start)
+		cancel()
+		var size int64
+		if err == nil {
+			size = graph.SizeOf(v)
+		} else if !errors.Is(err, context.Canceled) {
+			w.logger.Warn("task failed", "key", t.Key, "op", graph.DisplayOp(t), "error", err)
+		}
+		w.mu.Lock()
+		delete(w.running, seq)
+		if !w.closed {
+			w.handle(&Executed{Key: t.Key, Seq: seq, Value: v, Size: size, Err: err, Start: start, Duration: dur})
+		}
+		w.mu.Unlock()
+	}()
+}
+
+func (w *Worker) runTask(ctx context.Context, t *graph.Task, inputs []any, spilled []int) (any, error) {
+	for _, i := range spilled {
+		v, ok, err := w.value(t.Deps[i])
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		inputs[i] = v
+	}
+	for i, d := range t.Deps {
+		if inputs[i] == nil {
+			if _, ok, _ := w.value(d); !ok {
+				return nil, &wire.MissingDataError{Keys: []string{string(d)},
+					Message: fmt.Sprintf("task %q: dependency %q was dropped from worker %s before the task ran (missing dependency data)", t.Key, d, w.addr)}
+			}
+		}
+	}
+	op, ok := w.cfg.Registry.Lookup(t.Op)
+	if !ok {
+		return nil, &graph.UnknownOpError{Op: t.Op, Key: t.Key}
+	}
+	return graph.RunOp(ctx, op, t, inputs, w.env)
+}
+
+// startFetch gets a value from a peer on a new goroutine. Called with w.mu
+// held.
+func (w *Worker) startFetch(f *StartFetch) {
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		v, err := w.fetchFrom(f.Key, f.From)
+		var size int64
+		if err == nil {
+			size = graph.SizeOf(v)
+		} else {
+			w.logger.Warn("fetch failed", "key", f.Key, "from", f.From, "error", err)
+		}
+		w.mu.Lock()
+		if !w.closed {
+			w.handle(&Fetched{Key: f.Key, Seq: f.Seq, Value: v, Size: size, Err: err})
+		}
+		w.mu.Unlock()
+	}()
+}
+
+func (w *Worker) fetchFrom(k graph.Key, from []string) (any, error) {
+	var errs []error
+	for _, addr := range from {
+		if addr == w.addr {
+			continue
+		}
+		conn, err := w.peers.Get(addr)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		v, err := flightdata.Get(w.baseCtx, flight.NewFlightServiceClient(conn), string(k), w.cfg.Registry)
+		if err == nil {
+			return v, nil
+		}
+		errs = append(errs, fmt.Errorf("from %s: %w", addr, err))
+		if !flightdata.IsNotHeld(err) {
+			break
+		}
+	}
+	if len(errs) == 0 {
+		return nil, fmt.Errorf("no peer holds it")
+	}
+	return nil, errors.Join(errs...)
+}
