@@ -171,6 +171,12 @@ func Connect(ctx context.Context, addr string, opts ...ClientOption) (*Client, e
 	return c, nil
 }
 
+// LocalDir returns the scratch directory the cluster's workers share, when
+// the client knows one (a client of a LocalCluster does), or "". Ops such
+// as shuffles write files there; dataframe removes a computation's shuffle
+// files from it when the computation ends.
+func (c *Client) LocalDir() string { return c.cfg.scratch }
+
 // ID returns the name the scheduler gave the client.
 func (c *Client) ID() string { return c.id }
 

@@ -65,6 +65,7 @@ type LocalCluster struct {
 	opts   LocalClusterOptions
 	logger *slog.Logger
 	sched  *server.Server
+	shared string // the workers' shared scratch directory
 	procs  []*workerProc
 	inproc []*inprocWorker
 	closed bool
@@ -107,13 +108,22 @@ func NewLocalCluster(ctx context.Context, opts LocalClusterOptions) (*LocalClust
 	if scfg.HeartbeatInterval == 0 {
 		scfg.HeartbeatInterval = opts.HeartbeatInterval
 	}
+	base := opts.LocalDir
+	if base == "" {
+		base = os.TempDir()
+	}
+	shared, err := os.MkdirTemp(base, "shoal-cluster-*")
+	if err != nil {
+		return nil, fmt.Errorf("local cluster: make the workers' shared directory in %s: %w", base, err)
+	}
 	sched, err := server.New(scfg)
 	if err != nil {
+		os.RemoveAll(shared)
 		return nil, err
 	}
-	lc := &LocalCluster{opts: opts, logger: logger, sched: sched}
+	lc := &LocalCluster{opts: opts, logger: logger, sched: sched, shared: shared}
 	spec := workerSpec{Scheduler: sched.Address(), Threads: opts.ThreadsPerWorker, MemoryLimit: opts.MemoryLimit,
-		LocalDir: opts.LocalDir, Resources: opts.Resources, LogLevel: opts.WorkerLogLevel,
+		LocalDir: opts.LocalDir, ScratchDir: shared, Resources: opts.Resources, LogLevel: opts.WorkerLogLevel,
 		HeartbeatInterval: opts.HeartbeatInterval, WatchStdin: true, DeathTimeout: 30 * time.Second}
 	for i := range opts.Workers {
 		if opts.InProcess {
@@ -236,6 +246,7 @@ func (lc *LocalCluster) Client(ctx context.Context, opts ...ClientOption) (*Clie
 	if lc.opts.InProcess && lc.opts.Registry != nil {
 		opts = append([]ClientOption{WithRegistry(lc.opts.Registry)}, opts...)
 	}
+	opts = append([]ClientOption{withScratchDir(lc.shared)}, opts...)
 	return Connect(ctx, lc.Address(), opts...)
 }
 
@@ -278,8 +289,16 @@ func (lc *LocalCluster) Close() error {
 			<-p.exited
 		}
 	}
+	if rerr := os.RemoveAll(lc.shared); rerr != nil && err == nil {
+		err = fmt.Errorf("local cluster: remove %s: %w", lc.shared, rerr)
+	}
 	return err
 }
+
+// SharedDir returns the scratch directory the cluster's workers share:
+// ops such as shuffles write their files there, so that every worker can
+// read them.
+func (lc *LocalCluster) SharedDir() string { return lc.shared }
 
 // forwardLogs passes a worker process's JSON log lines to logger, and
 // keeps the last lines in tail.

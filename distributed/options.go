@@ -21,6 +21,7 @@ type clientConfig struct {
 	optimize bool
 	events   bool
 	gather   int
+	scratch  string
 }
 
 func defaultClientConfig() clientConfig {
@@ -97,3 +98,7 @@ func Workers(names ...string) TaskOption {
 // AllowOtherWorkers lets a task restricted by Workers run elsewhere when
 // none of its workers is there.
 func AllowOtherWorkers() TaskOption { return func(a *graph.Annotations) { a.LooseRestrictions = true } }
+
+// withScratchDir tells the client the workers' shared scratch directory,
+// for LocalDir.
+func withScratchDir(dir string) ClientOption { return func(c *clientConfig) { c.scratch = dir } }

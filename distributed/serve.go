@@ -27,6 +27,7 @@ type workerSpec struct {
 	MemoryLimit       int64              `json:"memory_limit,omitempty"`
 	TargetFraction    float64            `json:"target_fraction,omitempty"`
 	LocalDir          string             `json:"local_dir,omitempty"`
+	ScratchDir        string             `json:"scratch_dir,omitempty"`
 	Resources         map[string]float64 `json:"resources,omitempty"`
 	LogLevel          slog.Level         `json:"log_level"`
 	HeartbeatInterval time.Duration      `json:"heartbeat_interval,omitempty"`
@@ -84,6 +85,7 @@ func ServeIfWorker() bool {
 func runWorker(ctx context.Context, spec workerSpec, reg *graph.Registry, logger *slog.Logger) error {
 	w, err := worker.New(worker.Config{Scheduler: spec.Scheduler, Name: spec.Name, Threads: spec.Threads,
 		MemoryLimit: spec.MemoryLimit, TargetFraction: spec.TargetFraction, LocalDir: spec.LocalDir,
+		ScratchDir: spec.ScratchDir,
 		Resources: spec.Resources, Registry: reg, Logger: logger, HeartbeatInterval: spec.HeartbeatInterval,
 		DeathTimeout: spec.DeathTimeout})
 	if err != nil {

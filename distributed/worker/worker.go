@@ -54,6 +54,13 @@ type Config struct {
 	// LocalDir is where the worker makes its own directory for spill files
 	// and ops' scratch files, removed when it closes; default os.TempDir().
 	LocalDir string
+	// ScratchDir is the directory ops write scratch files to
+	// (graph.Env.LocalDir), such as shuffle shards; default the worker's own
+	// directory. Workers on one machine that share it (as those of a
+	// LocalCluster do) read each other's shuffle shards from it, so that a
+	// shuffle can run across them; workers that do not share one can only
+	// run shuffles whose inputs and outputs are on one worker.
+	ScratchDir string
 	// Resources are abstract resources the worker offers, such as GPU=1.
 	Resources map[string]float64
 	// Nanny is the address of the nanny supervising this worker, if any.
@@ -174,7 +181,11 @@ func New(cfg Config) (*Worker, error) {
 		w.logger = w.logger.With("name", cfg.Name)
 	}
 	w.baseCtx, w.baseCancel = context.WithCancel(context.Background())
-	w.env = &graph.Env{Registry: cfg.Registry, Logger: w.logger, Worker: addr, LocalDir: dir}
+	scratch := cfg.ScratchDir
+	if scratch == "" {
+		scratch = dir
+	}
+	w.env = &graph.Env{Registry: cfg.Registry, Logger: w.logger, Worker: addr, LocalDir: scratch}
 	var limit int64
 	if cfg.MemoryLimit > 0 {
 		limit = int64(float64(cfg.MemoryLimit) * cfg.TargetFraction)
