@@ -92,6 +92,8 @@ func (l *lowerer) partitions(n *node) ([]graph.Key, error) {
 		}
 	case n.kind == kindPieces:
 		ks, err = l.pieces(n)
+	case n.kind == kindCustom:
+		ks, err = l.lowerCustom(n)
 	default:
 		err = fmt.Errorf("cannot lower a %s", n.describe())
 	}

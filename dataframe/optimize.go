@@ -173,6 +173,17 @@ func prune(root *node) error {
 			for _, k := range n.shuf.sort {
 				add(n.input(), k.Column)
 			}
+		case kindCustom:
+			for i, in := range n.inputs {
+				var cols []string
+				if n.custom.needs != nil {
+					cols = n.custom.needs(i, r)
+				}
+				if cols == nil {
+					cols = schemaNames(in.schema)
+				}
+				add(in, cols...)
+			}
 		case kindAgg:
 			add(n.input(), n.agg.keys...)
 			for _, s := range n.agg.specs {
@@ -421,6 +432,12 @@ func recount(n *node, seen map[*node]bool) int {
 		n.nparts = n.input().nparts * n.pieces
 	case kindAgg:
 		n.nparts = max(n.agg.splitOut, 1)
+	case kindCustom:
+		counts := make([]int, len(n.inputs))
+		for i, in := range n.inputs {
+			counts[i] = in.nparts
+		}
+		n.nparts = n.custom.count(counts)
 	}
 	return n.nparts
 }

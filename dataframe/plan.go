@@ -30,6 +30,7 @@ const (
 	kindShuffle                  // move rows between partitions by hash or range
 	kindSelect                   // some of the input's partitions
 	kindPieces                   // split each partition into row ranges
+	kindCustom                   // tasks added by the node's own lowering
 )
 
 type node struct {
@@ -49,6 +50,7 @@ type node struct {
 	shuf   *shufflePlan // kindShuffle
 	parts  []int        // kindSelect: the input partitions kept
 	pieces int          // kindPieces: pieces per input partition
+	custom *customPlan  // kindCustom
 	note   string       // why the optimizer added or changed the node, for Explain
 
 	// index is the column the rows are sorted by with known divisions
@@ -162,6 +164,8 @@ func (n *node) describe() string {
 		return s
 	case kindSelect:
 		return fmt.Sprintf("Partitions %v", n.parts)
+	case kindCustom:
+		return n.custom.describe()
 	case kindPieces:
 		return fmt.Sprintf("Split every partition in %d", n.pieces)
 	}

@@ -485,6 +485,7 @@ func RegisterOps(reg *graph.Registry) error {
 		{Name: OpShuffleCollect, Signature: "v1", Run: runShuffleCollect},
 		{Name: OpDivisions, Signature: "v1", Run: runDivisions},
 		{Name: OpIndexStats, Signature: "v1", Run: runIndexStats},
+		{Name: OpJoin, Signature: "v1", Run: runJoin},
 	}
 	for _, op := range ops {
 		if err := reg.Register(op); err != nil {
