@@ -88,7 +88,10 @@ func (l *lowerer) tree(prefix, token, op string, params any, keys []graph.Key, e
 	return keys, nil
 }
 
-func (p *customPlan) describe() string {
+func (p *customPlan) describe() string { return p.what }
+
+// identity is what, with the params, for task keys.
+func (p *customPlan) identity() string {
 	if p.params == nil {
 		return p.what
 	}

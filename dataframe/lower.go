@@ -42,6 +42,9 @@ func (l *lowerer) token(n *node) string {
 	if n.kind == kindSource {
 		fmt.Fprintf(h, "%s|", n.src.identity())
 	}
+	if n.kind == kindCustom {
+		fmt.Fprintf(h, "%s|", n.custom.identity())
+	}
 	for _, f := range n.schema.Fields() {
 		fmt.Fprintf(h, "%s:%s,", f.Name, f.Type)
 	}

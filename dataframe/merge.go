@@ -110,6 +110,16 @@ func (df DataFrame) Merge(right DataFrame, opts ...MergeOptions) DataFrame {
 	}
 	desc := fmt.Sprintf("Merge %s on %s", cmpOr(o.How, "inner"), keyPairs(lkeys, rkeys))
 
+	// Both sides partitioned alike on the keys: partition i with i.
+	if o.LeftIndex && o.RightIndex && df.n.divisions != nil && reflect.DeepEqual(df.n.divisions, right.n.divisions) &&
+		df.NPartitions() == right.NPartitions() {
+		out := mergeZip(df.n, right.n, schema, params, desc+" (aligned partitions)")
+		if how != joink.Outer && slices.Contains(schemaNames(schema), df.n.index) {
+			out.n.index, out.n.divisions = df.n.index, df.n.divisions
+		}
+		return out
+	}
+
 	// A small side goes whole to every partition of the other.
 	lsize, lok := estimateBytes(df.n)
 	rsize, rok := estimateBytes(right.n)
@@ -119,24 +129,14 @@ func (df DataFrame) Merge(right DataFrame, opts ...MergeOptions) DataFrame {
 	broadcastLeft := !broadcastRight && canLeft && lok && threshold >= 0 && lsize <= threshold
 	switch {
 	case broadcastRight:
-		return mergeBroadcast(df.n, right.n, schema, params, 1, desc+fmt.Sprintf(" (broadcast right side, ~%s)", byteSize(rsize)))
-	case broadcastLeft:
-		return mergeBroadcast(df.n, right.n, schema, params, 0, desc+fmt.Sprintf(" (broadcast left side, ~%s)", byteSize(lsize)))
-	}
-
-	// Both sides partitioned alike on the keys: partition i with i.
-	if o.LeftIndex && o.RightIndex && df.n.divisions != nil && reflect.DeepEqual(df.n.divisions, right.n.divisions) &&
-		df.NPartitions() == right.NPartitions() {
-		out := mergeZip(df.n, right.n, schema, params, desc+" (aligned partitions)")
-		out.n.index, out.n.divisions = df.n.index, df.n.divisions
-		if how == joink.Right {
-			out.n.index = ""
-			out.n.divisions = nil
-		}
-		if !slices.Contains(schemaNames(schema), out.n.index) {
-			out.n.index, out.n.divisions = "", nil
+		out := mergeBroadcast(df.n, right.n, schema, params, 1, desc+fmt.Sprintf(" (broadcast right side, ~%s)", byteSize(rsize)))
+		if df.n.index != "" && slices.Contains(schemaNames(schema), df.n.index) {
+			// Left rows stay in their partitions, in order.
+			out.n.index, out.n.divisions = df.n.index, df.n.divisions
 		}
 		return out
+	case broadcastLeft:
+		return mergeBroadcast(df.n, right.n, schema, params, 0, desc+fmt.Sprintf(" (broadcast left side, ~%s)", byteSize(lsize)))
 	}
 
 	// Otherwise hash-shuffle both sides on the keys.
