@@ -3,8 +3,8 @@ package dataframe_test
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 

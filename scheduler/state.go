@@ -66,11 +66,19 @@ var ErrMissingData = errors.New("missing dependency data")
 type KilledWorkerError struct {
 	Key     graph.Key
 	Workers []string
+	// Causes says why each of Workers was removed (the WorkerRemoved
+	// reason: an exit code, a signal, the memory limit, a lost connection),
+	// in the same order; it may be shorter than Workers.
+	Causes []string
 }
 
 func (e *KilledWorkerError) Error() string {
-	return fmt.Sprintf("task %q was running on %d workers when they died (%v); it may be what kills them",
+	msg := fmt.Sprintf("task %q was running on %d workers when they died (%v); it may be what kills them",
 		e.Key, len(e.Workers), e.Workers)
+	if n := len(e.Causes); n > 0 && e.Causes[n-1] != "" {
+		msg += "; last cause: " + e.Causes[n-1]
+	}
+	return msg
 }
 
 // MissingKeyError is the cause of a task that depends on a key that is
@@ -103,6 +111,7 @@ type task struct {
 
 	failure *failure
 	lost    []string // workers that died while running it
+	lostWhy []string // why each of them was removed
 
 	id          int32 // index in State.byID
 	nDependents int32
@@ -615,9 +624,10 @@ func (s *State) removeWorker(w *worker, reason string) {
 		}
 		t.resubmit = false
 		t.lost = append(t.lost, w.info.Name)
+		t.lostWhy = append(t.lostWhy, reason)
 		if len(t.lost) >= s.cfg.AllowedFailures {
 			t.failure = &failure{root: t.key, rootOp: graph.DisplayOp(t.spec), worker: w.info.Name,
-				err: &KilledWorkerError{Key: t.key, Workers: t.lost}}
+				err: &KilledWorkerError{Key: t.key, Workers: t.lost, Causes: t.lostWhy}}
 			if t.state == Cancelled {
 				s.setState(t, Released)
 			}

@@ -60,7 +60,7 @@ func encodeError(err error, depth int) *Error {
 		e.Op, e.Key = uo.Op, string(uo.Key)
 	case errors.As(err, &kw):
 		e.Kind = Error_KILLED_WORKER
-		e.Key, e.Workers = string(kw.Key), kw.Workers
+		e.Key, e.Workers, e.Causes = string(kw.Key), kw.Workers, kw.Causes
 	case errors.As(err, &mk):
 		e.Kind = Error_MISSING_KEY
 		e.Key = string(mk.Key)
@@ -104,7 +104,7 @@ func decodeError(e *Error, depth int) error {
 	case Error_UNKNOWN_OP:
 		return &graph.UnknownOpError{Op: e.Op, Key: graph.Key(e.Key)}
 	case Error_KILLED_WORKER:
-		return &scheduler.KilledWorkerError{Key: graph.Key(e.Key), Workers: e.Workers}
+		return &scheduler.KilledWorkerError{Key: graph.Key(e.Key), Workers: e.Workers, Causes: e.Causes}
 	case Error_MISSING_KEY:
 		return &scheduler.MissingKeyError{Key: graph.Key(e.Key)}
 	case Error_CANCELED:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -30,9 +31,11 @@ func TestErrorRoundTrip(t *testing.T) {
 			var u *graph.UnknownOpError
 			return errors.As(e, &u) && u.Op == "x" && u.Key == "k"
 		}},
-		{"killed worker", &scheduler.KilledWorkerError{Key: "k", Workers: []string{"a", "b"}}, func(e error) bool {
+		{"killed worker", &scheduler.KilledWorkerError{Key: "k", Workers: []string{"a", "b"},
+			Causes: []string{"exit code 3", "signal killed"}}, func(e error) bool {
 			var k *scheduler.KilledWorkerError
-			return errors.As(e, &k) && len(k.Workers) == 2
+			return errors.As(e, &k) && len(k.Workers) == 2 && len(k.Causes) == 2 && k.Causes[1] == "signal killed" &&
+				strings.Contains(e.Error(), "last cause: signal killed")
 		}},
 		{"task error around a panic", &graph.TaskError{Key: "a", Op: "f", Root: "b", RootOp: "g", Worker: "w",
 			Err: &graph.PanicError{Value: 1}}, func(e error) bool {

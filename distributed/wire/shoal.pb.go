@@ -208,18 +208,20 @@ func (x *Refused) GetDifferences() []string {
 
 // Error is an error that crossed a process boundary.
 type Error struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Kind          Error_Kind             `protobuf:"varint,1,opt,name=kind,proto3,enum=shoal.distributed.v1.Error_Kind" json:"kind,omitempty"`
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	Stack         string                 `protobuf:"bytes,3,opt,name=stack,proto3" json:"stack,omitempty"`
-	Key           string                 `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`
-	Op            string                 `protobuf:"bytes,5,opt,name=op,proto3" json:"op,omitempty"`
-	Root          string                 `protobuf:"bytes,6,opt,name=root,proto3" json:"root,omitempty"`
-	RootOp        string                 `protobuf:"bytes,7,opt,name=root_op,json=rootOp,proto3" json:"root_op,omitempty"`
-	Worker        string                 `protobuf:"bytes,8,opt,name=worker,proto3" json:"worker,omitempty"`
-	Workers       []string               `protobuf:"bytes,9,rep,name=workers,proto3" json:"workers,omitempty"`
-	Cause         *Error                 `protobuf:"bytes,10,opt,name=cause,proto3" json:"cause,omitempty"`
-	MissingKeys   []string               `protobuf:"bytes,11,rep,name=missing_keys,json=missingKeys,proto3" json:"missing_keys,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Kind        Error_Kind             `protobuf:"varint,1,opt,name=kind,proto3,enum=shoal.distributed.v1.Error_Kind" json:"kind,omitempty"`
+	Message     string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Stack       string                 `protobuf:"bytes,3,opt,name=stack,proto3" json:"stack,omitempty"`
+	Key         string                 `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`
+	Op          string                 `protobuf:"bytes,5,opt,name=op,proto3" json:"op,omitempty"`
+	Root        string                 `protobuf:"bytes,6,opt,name=root,proto3" json:"root,omitempty"`
+	RootOp      string                 `protobuf:"bytes,7,opt,name=root_op,json=rootOp,proto3" json:"root_op,omitempty"`
+	Worker      string                 `protobuf:"bytes,8,opt,name=worker,proto3" json:"worker,omitempty"`
+	Workers     []string               `protobuf:"bytes,9,rep,name=workers,proto3" json:"workers,omitempty"`
+	Cause       *Error                 `protobuf:"bytes,10,opt,name=cause,proto3" json:"cause,omitempty"`
+	MissingKeys []string               `protobuf:"bytes,11,rep,name=missing_keys,json=missingKeys,proto3" json:"missing_keys,omitempty"`
+	// Why each of workers was removed (KILLED_WORKER).
+	Causes        []string `protobuf:"bytes,12,rep,name=causes,proto3" json:"causes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -327,6 +329,13 @@ func (x *Error) GetCause() *Error {
 func (x *Error) GetMissingKeys() []string {
 	if x != nil {
 		return x.MissingKeys
+	}
+	return nil
+}
+
+func (x *Error) GetCauses() []string {
+	if x != nil {
+		return x.Causes
 	}
 	return nil
 }
@@ -2597,6 +2606,891 @@ func (x *Value) GetError() string {
 	return ""
 }
 
+type Ack struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Ack) Reset() {
+	*x = Ack{}
+	mi := &file_shoal_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Ack) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Ack) ProtoMessage() {}
+
+func (x *Ack) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Ack.ProtoReflect.Descriptor instead.
+func (*Ack) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{33}
+}
+
+type WorkerExit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Address       string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"` // the worker's address, when known
+	Pid           int32                  `protobuf:"varint,2,opt,name=pid,proto3" json:"pid,omitempty"`
+	Cause         string                 `protobuf:"bytes,3,opt,name=cause,proto3" json:"cause,omitempty"` // such as "exit code 3", "signal killed", "memory 1.2 GiB above the terminate threshold"
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkerExit) Reset() {
+	*x = WorkerExit{}
+	mi := &file_shoal_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerExit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerExit) ProtoMessage() {}
+
+func (x *WorkerExit) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerExit.ProtoReflect.Descriptor instead.
+func (*WorkerExit) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *WorkerExit) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *WorkerExit) GetPid() int32 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+func (x *WorkerExit) GetCause() string {
+	if x != nil {
+		return x.Cause
+	}
+	return ""
+}
+
+type LogsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	N             int32                  `protobuf:"varint,1,opt,name=n,proto3" json:"n,omitempty"`             // last n records (0: all kept)
+	Workers       bool                   `protobuf:"varint,2,opt,name=workers,proto3" json:"workers,omitempty"` // the workers' logs instead of the scheduler's
+	Names         []string               `protobuf:"bytes,3,rep,name=names,proto3" json:"names,omitempty"`      // of these workers (addresses or names); none: all, gone ones included
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogsRequest) Reset() {
+	*x = LogsRequest{}
+	mi := &file_shoal_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogsRequest) ProtoMessage() {}
+
+func (x *LogsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogsRequest.ProtoReflect.Descriptor instead.
+func (*LogsRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *LogsRequest) GetN() int32 {
+	if x != nil {
+		return x.N
+	}
+	return 0
+}
+
+func (x *LogsRequest) GetWorkers() bool {
+	if x != nil {
+		return x.Workers
+	}
+	return false
+}
+
+func (x *LogsRequest) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+type LogList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Records       []*LogRecord           `protobuf:"bytes,1,rep,name=records,proto3" json:"records,omitempty"`
+	Gone          bool                   `protobuf:"varint,2,opt,name=gone,proto3" json:"gone,omitempty"` // the worker has left the cluster
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogList) Reset() {
+	*x = LogList{}
+	mi := &file_shoal_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogList) ProtoMessage() {}
+
+func (x *LogList) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogList.ProtoReflect.Descriptor instead.
+func (*LogList) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *LogList) GetRecords() []*LogRecord {
+	if x != nil {
+		return x.Records
+	}
+	return nil
+}
+
+func (x *LogList) GetGone() bool {
+	if x != nil {
+		return x.Gone
+	}
+	return false
+}
+
+type LogsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scheduler     []*LogRecord           `protobuf:"bytes,1,rep,name=scheduler,proto3" json:"scheduler,omitempty"`
+	Workers       map[string]*LogList    `protobuf:"bytes,2,rep,name=workers,proto3" json:"workers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // by address
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogsReply) Reset() {
+	*x = LogsReply{}
+	mi := &file_shoal_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogsReply) ProtoMessage() {}
+
+func (x *LogsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogsReply.ProtoReflect.Descriptor instead.
+func (*LogsReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *LogsReply) GetScheduler() []*LogRecord {
+	if x != nil {
+		return x.Scheduler
+	}
+	return nil
+}
+
+func (x *LogsReply) GetWorkers() map[string]*LogList {
+	if x != nil {
+		return x.Workers
+	}
+	return nil
+}
+
+type TopicEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	TimeUnixNano  int64                  `protobuf:"varint,3,opt,name=time_unix_nano,json=timeUnixNano,proto3" json:"time_unix_nano,omitempty"`
+	Client        string                 `protobuf:"bytes,4,opt,name=client,proto3" json:"client,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TopicEvent) Reset() {
+	*x = TopicEvent{}
+	mi := &file_shoal_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TopicEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TopicEvent) ProtoMessage() {}
+
+func (x *TopicEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TopicEvent.ProtoReflect.Descriptor instead.
+func (*TopicEvent) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *TopicEvent) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *TopicEvent) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *TopicEvent) GetTimeUnixNano() int64 {
+	if x != nil {
+		return x.TimeUnixNano
+	}
+	return 0
+}
+
+func (x *TopicEvent) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+type EventsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventsRequest) Reset() {
+	*x = EventsRequest{}
+	mi := &file_shoal_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventsRequest) ProtoMessage() {}
+
+func (x *EventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
+func (*EventsRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *EventsRequest) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+type EventsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Events        []*TopicEvent          `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventsReply) Reset() {
+	*x = EventsReply{}
+	mi := &file_shoal_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventsReply) ProtoMessage() {}
+
+func (x *EventsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
+func (*EventsReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *EventsReply) GetEvents() []*TopicEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+type PublishRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Name      string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Keys      []string               `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	Overwrite bool                   `protobuf:"varint,3,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	// The client and computation holding the keys now.
+	Client        string `protobuf:"bytes,4,opt,name=client,proto3" json:"client,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishRequest) Reset() {
+	*x = PublishRequest{}
+	mi := &file_shoal_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishRequest) ProtoMessage() {}
+
+func (x *PublishRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishRequest.ProtoReflect.Descriptor instead.
+func (*PublishRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *PublishRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PublishRequest) GetKeys() []string {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *PublishRequest) GetOverwrite() bool {
+	if x != nil {
+		return x.Overwrite
+	}
+	return false
+}
+
+func (x *PublishRequest) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+type DatasetRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DatasetRequest) Reset() {
+	*x = DatasetRequest{}
+	mi := &file_shoal_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DatasetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DatasetRequest) ProtoMessage() {}
+
+func (x *DatasetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DatasetRequest.ProtoReflect.Descriptor instead.
+func (*DatasetRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *DatasetRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type Dataset struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Keys          []string               `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	Holders       []*KeyResult           `protobuf:"bytes,3,rep,name=holders,proto3" json:"holders,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Dataset) Reset() {
+	*x = Dataset{}
+	mi := &file_shoal_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Dataset) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Dataset) ProtoMessage() {}
+
+func (x *Dataset) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Dataset.ProtoReflect.Descriptor instead.
+func (*Dataset) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *Dataset) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Dataset) GetKeys() []string {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *Dataset) GetHolders() []*KeyResult {
+	if x != nil {
+		return x.Holders
+	}
+	return nil
+}
+
+type DatasetList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Names         []string               `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DatasetList) Reset() {
+	*x = DatasetList{}
+	mi := &file_shoal_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DatasetList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DatasetList) ProtoMessage() {}
+
+func (x *DatasetList) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DatasetList.ProtoReflect.Descriptor instead.
+func (*DatasetList) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *DatasetList) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+type RunRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Graph         []byte                 `protobuf:"bytes,1,opt,name=graph,proto3" json:"graph,omitempty"` // graph.Encode of the call and its arguments
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`     // the key of the call
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunRequest) Reset() {
+	*x = RunRequest{}
+	mi := &file_shoal_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunRequest) ProtoMessage() {}
+
+func (x *RunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
+func (*RunRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *RunRequest) GetGraph() []byte {
+	if x != nil {
+		return x.Graph
+	}
+	return nil
+}
+
+func (x *RunRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+type RunReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Value         []byte                 `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"` // the result, encoded with the registry codec
+	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunReply) Reset() {
+	*x = RunReply{}
+	mi := &file_shoal_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunReply) ProtoMessage() {}
+
+func (x *RunReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunReply.ProtoReflect.Descriptor instead.
+func (*RunReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *RunReply) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *RunReply) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+type PluginRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"` // the plugin's registered name
+	Config        []byte                 `protobuf:"bytes,2,opt,name=config,proto3" json:"config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginRequest) Reset() {
+	*x = PluginRequest{}
+	mi := &file_shoal_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginRequest) ProtoMessage() {}
+
+func (x *PluginRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginRequest.ProtoReflect.Descriptor instead.
+func (*PluginRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *PluginRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PluginRequest) GetConfig() []byte {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+type PluginStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Worker        string                 `protobuf:"bytes,1,opt,name=worker,proto3" json:"worker,omitempty"`
+	Error         string                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"` // empty: OK
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginStatus) Reset() {
+	*x = PluginStatus{}
+	mi := &file_shoal_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginStatus) ProtoMessage() {}
+
+func (x *PluginStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginStatus.ProtoReflect.Descriptor instead.
+func (*PluginStatus) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *PluginStatus) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+func (x *PluginStatus) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+type PluginReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Statuses      []*PluginStatus        `protobuf:"bytes,1,rep,name=statuses,proto3" json:"statuses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PluginReply) Reset() {
+	*x = PluginReply{}
+	mi := &file_shoal_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PluginReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PluginReply) ProtoMessage() {}
+
+func (x *PluginReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PluginReply.ProtoReflect.Descriptor instead.
+func (*PluginReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *PluginReply) GetStatuses() []*PluginStatus {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
 var File_shoal_proto protoreflect.FileDescriptor
 
 const file_shoal_proto_rawDesc = "" +
@@ -2612,7 +3506,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"C\n" +
 	"\aRefused\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12 \n" +
-	"\vdifferences\x18\x02 \x03(\tR\vdifferences\"\xe1\x03\n" +
+	"\vdifferences\x18\x02 \x03(\tR\vdifferences\"\xf9\x03\n" +
 	"\x05Error\x124\n" +
 	"\x04kind\x18\x01 \x01(\x0e2 .shoal.distributed.v1.Error.KindR\x04kind\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
@@ -2625,7 +3519,8 @@ const file_shoal_proto_rawDesc = "" +
 	"\aworkers\x18\t \x03(\tR\aworkers\x121\n" +
 	"\x05cause\x18\n" +
 	" \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05cause\x12!\n" +
-	"\fmissing_keys\x18\v \x03(\tR\vmissingKeys\"\x9a\x01\n" +
+	"\fmissing_keys\x18\v \x03(\tR\vmissingKeys\x12\x16\n" +
+	"\x06causes\x18\f \x03(\tR\x06causes\"\x9a\x01\n" +
 	"\x04Kind\x12\v\n" +
 	"\aGENERIC\x10\x00\x12\x10\n" +
 	"\fMISSING_DATA\x10\x01\x12\t\n" +
@@ -2827,13 +3722,83 @@ const file_shoal_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x18\n" +
 	"\amissing\x18\x03 \x01(\bR\amissing\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error2\x85\x02\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\x05\n" +
+	"\x03Ack\"N\n" +
+	"\n" +
+	"WorkerExit\x12\x18\n" +
+	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x10\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\x12\x14\n" +
+	"\x05cause\x18\x03 \x01(\tR\x05cause\"K\n" +
+	"\vLogsRequest\x12\f\n" +
+	"\x01n\x18\x01 \x01(\x05R\x01n\x12\x18\n" +
+	"\aworkers\x18\x02 \x01(\bR\aworkers\x12\x14\n" +
+	"\x05names\x18\x03 \x03(\tR\x05names\"X\n" +
+	"\aLogList\x129\n" +
+	"\arecords\x18\x01 \x03(\v2\x1f.shoal.distributed.v1.LogRecordR\arecords\x12\x12\n" +
+	"\x04gone\x18\x02 \x01(\bR\x04gone\"\xed\x01\n" +
+	"\tLogsReply\x12=\n" +
+	"\tscheduler\x18\x01 \x03(\v2\x1f.shoal.distributed.v1.LogRecordR\tscheduler\x12F\n" +
+	"\aworkers\x18\x02 \x03(\v2,.shoal.distributed.v1.LogsReply.WorkersEntryR\aworkers\x1aY\n" +
+	"\fWorkersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x123\n" +
+	"\x05value\x18\x02 \x01(\v2\x1d.shoal.distributed.v1.LogListR\x05value:\x028\x01\"z\n" +
+	"\n" +
+	"TopicEvent\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
+	"\x0etime_unix_nano\x18\x03 \x01(\x03R\ftimeUnixNano\x12\x16\n" +
+	"\x06client\x18\x04 \x01(\tR\x06client\"%\n" +
+	"\rEventsRequest\x12\x14\n" +
+	"\x05topic\x18\x01 \x01(\tR\x05topic\"G\n" +
+	"\vEventsReply\x128\n" +
+	"\x06events\x18\x01 \x03(\v2 .shoal.distributed.v1.TopicEventR\x06events\"n\n" +
+	"\x0ePublishRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04keys\x18\x02 \x03(\tR\x04keys\x12\x1c\n" +
+	"\toverwrite\x18\x03 \x01(\bR\toverwrite\x12\x16\n" +
+	"\x06client\x18\x04 \x01(\tR\x06client\"$\n" +
+	"\x0eDatasetRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"l\n" +
+	"\aDataset\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04keys\x18\x02 \x03(\tR\x04keys\x129\n" +
+	"\aholders\x18\x03 \x03(\v2\x1f.shoal.distributed.v1.KeyResultR\aholders\"#\n" +
+	"\vDatasetList\x12\x14\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"4\n" +
+	"\n" +
+	"RunRequest\x12\x14\n" +
+	"\x05graph\x18\x01 \x01(\fR\x05graph\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\"S\n" +
+	"\bRunReply\x12\x14\n" +
+	"\x05value\x18\x01 \x01(\fR\x05value\x121\n" +
+	"\x05error\x18\x02 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\";\n" +
+	"\rPluginRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06config\x18\x02 \x01(\fR\x06config\"<\n" +
+	"\fPluginStatus\x12\x16\n" +
+	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x14\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"M\n" +
+	"\vPluginReply\x12>\n" +
+	"\bstatuses\x18\x01 \x03(\v2\".shoal.distributed.v1.PluginStatusR\bstatuses2\xa5\b\n" +
 	"\tScheduler\x12T\n" +
 	"\fWorkerStream\x12\x1e.shoal.distributed.v1.WorkerUp\x1a .shoal.distributed.v1.WorkerDown(\x010\x01\x12T\n" +
 	"\fClientStream\x12\x1e.shoal.distributed.v1.ClientUp\x1a .shoal.distributed.v1.ClientDown(\x010\x01\x12L\n" +
-	"\x04Info\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.ClusterInfo2U\n" +
+	"\x04Info\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.ClusterInfo\x12K\n" +
+	"\fWorkerExited\x12 .shoal.distributed.v1.WorkerExit\x1a\x19.shoal.distributed.v1.Ack\x12J\n" +
+	"\x04Logs\x12!.shoal.distributed.v1.LogsRequest\x1a\x1f.shoal.distributed.v1.LogsReply\x12G\n" +
+	"\bLogEvent\x12 .shoal.distributed.v1.TopicEvent\x1a\x19.shoal.distributed.v1.Ack\x12P\n" +
+	"\x06Events\x12#.shoal.distributed.v1.EventsRequest\x1a!.shoal.distributed.v1.EventsReply\x12J\n" +
+	"\aPublish\x12$.shoal.distributed.v1.PublishRequest\x1a\x19.shoal.distributed.v1.Ack\x12L\n" +
+	"\tUnpublish\x12$.shoal.distributed.v1.DatasetRequest\x1a\x19.shoal.distributed.v1.Ack\x12Q\n" +
+	"\n" +
+	"GetDataset\x12$.shoal.distributed.v1.DatasetRequest\x1a\x1d.shoal.distributed.v1.Dataset\x12T\n" +
+	"\fListDatasets\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.DatasetList\x12G\n" +
+	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12^\n" +
+	"\x14RegisterWorkerPlugin\x12#.shoal.distributed.v1.PluginRequest\x1a!.shoal.distributed.v1.PluginReply2\xf1\x01\n" +
 	"\x06Worker\x12K\n" +
-	"\x04Info\x12!.shoal.distributed.v1.InfoRequest\x1a .shoal.distributed.v1.WorkerInfoB.Z,github.com/shoal-data/shoal/distributed/wireb\x06proto3"
+	"\x04Info\x12!.shoal.distributed.v1.InfoRequest\x1a .shoal.distributed.v1.WorkerInfo\x12G\n" +
+	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12Q\n" +
+	"\x06Plugin\x12#.shoal.distributed.v1.PluginRequest\x1a\".shoal.distributed.v1.PluginStatusB.Z,github.com/shoal-data/shoal/distributed/wireb\x06proto3"
 
 var (
 	file_shoal_proto_rawDescOnce sync.Once
@@ -2848,7 +3813,7 @@ func file_shoal_proto_rawDescGZIP() []byte {
 }
 
 var file_shoal_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_shoal_proto_goTypes = []any{
 	(Error_Kind)(0),            // 0: shoal.distributed.v1.Error.Kind
 	(*Registry)(nil),           // 1: shoal.distributed.v1.Registry
@@ -2884,22 +3849,40 @@ var file_shoal_proto_goTypes = []any{
 	(*ClusterInfo)(nil),        // 31: shoal.distributed.v1.ClusterInfo
 	(*GetValues)(nil),          // 32: shoal.distributed.v1.GetValues
 	(*Value)(nil),              // 33: shoal.distributed.v1.Value
-	nil,                        // 34: shoal.distributed.v1.Registry.SignaturesEntry
-	nil,                        // 35: shoal.distributed.v1.LogRecord.AttrsEntry
-	nil,                        // 36: shoal.distributed.v1.RegisterWorker.ResourcesEntry
-	nil,                        // 37: shoal.distributed.v1.RunTask.ResourcesEntry
-	nil,                        // 38: shoal.distributed.v1.Event.TasksEntry
-	nil,                        // 39: shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	nil,                        // 40: shoal.distributed.v1.ClusterInfo.TasksEntry
+	(*Ack)(nil),                // 34: shoal.distributed.v1.Ack
+	(*WorkerExit)(nil),         // 35: shoal.distributed.v1.WorkerExit
+	(*LogsRequest)(nil),        // 36: shoal.distributed.v1.LogsRequest
+	(*LogList)(nil),            // 37: shoal.distributed.v1.LogList
+	(*LogsReply)(nil),          // 38: shoal.distributed.v1.LogsReply
+	(*TopicEvent)(nil),         // 39: shoal.distributed.v1.TopicEvent
+	(*EventsRequest)(nil),      // 40: shoal.distributed.v1.EventsRequest
+	(*EventsReply)(nil),        // 41: shoal.distributed.v1.EventsReply
+	(*PublishRequest)(nil),     // 42: shoal.distributed.v1.PublishRequest
+	(*DatasetRequest)(nil),     // 43: shoal.distributed.v1.DatasetRequest
+	(*Dataset)(nil),            // 44: shoal.distributed.v1.Dataset
+	(*DatasetList)(nil),        // 45: shoal.distributed.v1.DatasetList
+	(*RunRequest)(nil),         // 46: shoal.distributed.v1.RunRequest
+	(*RunReply)(nil),           // 47: shoal.distributed.v1.RunReply
+	(*PluginRequest)(nil),      // 48: shoal.distributed.v1.PluginRequest
+	(*PluginStatus)(nil),       // 49: shoal.distributed.v1.PluginStatus
+	(*PluginReply)(nil),        // 50: shoal.distributed.v1.PluginReply
+	nil,                        // 51: shoal.distributed.v1.Registry.SignaturesEntry
+	nil,                        // 52: shoal.distributed.v1.LogRecord.AttrsEntry
+	nil,                        // 53: shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	nil,                        // 54: shoal.distributed.v1.RunTask.ResourcesEntry
+	nil,                        // 55: shoal.distributed.v1.Event.TasksEntry
+	nil,                        // 56: shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	nil,                        // 57: shoal.distributed.v1.ClusterInfo.TasksEntry
+	nil,                        // 58: shoal.distributed.v1.LogsReply.WorkersEntry
 }
 var file_shoal_proto_depIdxs = []int32{
-	34, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
+	51, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
 	0,  // 1: shoal.distributed.v1.Error.kind:type_name -> shoal.distributed.v1.Error.Kind
 	3,  // 2: shoal.distributed.v1.Error.cause:type_name -> shoal.distributed.v1.Error
-	35, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
+	52, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
 	6,  // 4: shoal.distributed.v1.WorkerUp.register:type_name -> shoal.distributed.v1.RegisterWorker
 	7,  // 5: shoal.distributed.v1.WorkerUp.batch:type_name -> shoal.distributed.v1.WorkerBatch
-	36, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	53, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
 	1,  // 7: shoal.distributed.v1.RegisterWorker.registry:type_name -> shoal.distributed.v1.Registry
 	8,  // 8: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
 	9,  // 9: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
@@ -2913,7 +3896,7 @@ var file_shoal_proto_depIdxs = []int32{
 	15, // 17: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
 	16, // 18: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
 	17, // 19: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
-	37, // 20: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
+	54, // 20: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
 	19, // 21: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
 	20, // 22: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
 	1,  // 23: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
@@ -2927,24 +3910,56 @@ var file_shoal_proto_depIdxs = []int32{
 	27, // 31: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
 	28, // 32: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
 	3,  // 33: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
-	38, // 34: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
-	39, // 35: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	55, // 34: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
+	56, // 35: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
 	9,  // 36: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
 	30, // 37: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
-	40, // 38: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
-	5,  // 39: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
-	18, // 40: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
-	29, // 41: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
-	29, // 42: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
-	10, // 43: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
-	24, // 44: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
-	31, // 45: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
-	30, // 46: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
-	43, // [43:47] is the sub-list for method output_type
-	39, // [39:43] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	57, // 38: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
+	4,  // 39: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 40: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
+	58, // 41: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
+	39, // 42: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
+	26, // 43: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
+	3,  // 44: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
+	49, // 45: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
+	37, // 46: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
+	5,  // 47: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
+	18, // 48: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
+	29, // 49: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
+	35, // 50: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
+	36, // 51: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
+	39, // 52: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
+	40, // 53: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
+	42, // 54: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
+	43, // 55: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
+	43, // 56: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
+	29, // 57: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
+	46, // 58: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
+	48, // 59: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
+	29, // 60: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
+	46, // 61: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
+	48, // 62: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
+	10, // 63: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
+	24, // 64: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
+	31, // 65: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
+	34, // 66: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
+	38, // 67: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
+	34, // 68: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
+	41, // 69: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
+	34, // 70: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
+	34, // 71: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
+	44, // 72: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
+	45, // 73: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
+	47, // 74: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
+	50, // 75: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
+	30, // 76: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
+	47, // 77: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
+	49, // 78: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
+	63, // [63:79] is the sub-list for method output_type
+	47, // [47:63] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_shoal_proto_init() }
@@ -2982,7 +3997,7 @@ func file_shoal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_proto_rawDesc), len(file_shoal_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   40,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

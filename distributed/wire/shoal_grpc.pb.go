@@ -27,9 +27,19 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Scheduler_WorkerStream_FullMethodName = "/shoal.distributed.v1.Scheduler/WorkerStream"
-	Scheduler_ClientStream_FullMethodName = "/shoal.distributed.v1.Scheduler/ClientStream"
-	Scheduler_Info_FullMethodName         = "/shoal.distributed.v1.Scheduler/Info"
+	Scheduler_WorkerStream_FullMethodName         = "/shoal.distributed.v1.Scheduler/WorkerStream"
+	Scheduler_ClientStream_FullMethodName         = "/shoal.distributed.v1.Scheduler/ClientStream"
+	Scheduler_Info_FullMethodName                 = "/shoal.distributed.v1.Scheduler/Info"
+	Scheduler_WorkerExited_FullMethodName         = "/shoal.distributed.v1.Scheduler/WorkerExited"
+	Scheduler_Logs_FullMethodName                 = "/shoal.distributed.v1.Scheduler/Logs"
+	Scheduler_LogEvent_FullMethodName             = "/shoal.distributed.v1.Scheduler/LogEvent"
+	Scheduler_Events_FullMethodName               = "/shoal.distributed.v1.Scheduler/Events"
+	Scheduler_Publish_FullMethodName              = "/shoal.distributed.v1.Scheduler/Publish"
+	Scheduler_Unpublish_FullMethodName            = "/shoal.distributed.v1.Scheduler/Unpublish"
+	Scheduler_GetDataset_FullMethodName           = "/shoal.distributed.v1.Scheduler/GetDataset"
+	Scheduler_ListDatasets_FullMethodName         = "/shoal.distributed.v1.Scheduler/ListDatasets"
+	Scheduler_Run_FullMethodName                  = "/shoal.distributed.v1.Scheduler/Run"
+	Scheduler_RegisterWorkerPlugin_FullMethodName = "/shoal.distributed.v1.Scheduler/RegisterWorkerPlugin"
 )
 
 // SchedulerClient is the client API for Scheduler service.
@@ -48,6 +58,25 @@ type SchedulerClient interface {
 	ClientStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ClientUp, ClientDown], error)
 	// Info describes the cluster.
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*ClusterInfo, error)
+	// WorkerExited is how a nanny (or a LocalCluster) tells why a worker
+	// process ended: exit code, signal, memory limit.
+	WorkerExited(ctx context.Context, in *WorkerExit, opts ...grpc.CallOption) (*Ack, error)
+	// Logs returns the scheduler's last log records, or the workers'.
+	Logs(ctx context.Context, in *LogsRequest, opts ...grpc.CallOption) (*LogsReply, error)
+	// LogEvent records an event under a topic; Events returns a topic's.
+	LogEvent(ctx context.Context, in *TopicEvent, opts ...grpc.CallOption) (*Ack, error)
+	Events(ctx context.Context, in *EventsRequest, opts ...grpc.CallOption) (*EventsReply, error)
+	// Publish names keys that a client holds, so that they stay on the
+	// workers after it leaves and other clients can get them.
+	Publish(ctx context.Context, in *PublishRequest, opts ...grpc.CallOption) (*Ack, error)
+	Unpublish(ctx context.Context, in *DatasetRequest, opts ...grpc.CallOption) (*Ack, error)
+	GetDataset(ctx context.Context, in *DatasetRequest, opts ...grpc.CallOption) (*Dataset, error)
+	ListDatasets(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*DatasetList, error)
+	// Run calls a registered function on the scheduler itself.
+	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunReply, error)
+	// RegisterWorkerPlugin sets a plugin up on every worker, and on the
+	// workers that join later.
+	RegisterWorkerPlugin(ctx context.Context, in *PluginRequest, opts ...grpc.CallOption) (*PluginReply, error)
 }
 
 type schedulerClient struct {
@@ -94,6 +123,106 @@ func (c *schedulerClient) Info(ctx context.Context, in *InfoRequest, opts ...grp
 	return out, nil
 }
 
+func (c *schedulerClient) WorkerExited(ctx context.Context, in *WorkerExit, opts ...grpc.CallOption) (*Ack, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Ack)
+	err := c.cc.Invoke(ctx, Scheduler_WorkerExited_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) Logs(ctx context.Context, in *LogsRequest, opts ...grpc.CallOption) (*LogsReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LogsReply)
+	err := c.cc.Invoke(ctx, Scheduler_Logs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) LogEvent(ctx context.Context, in *TopicEvent, opts ...grpc.CallOption) (*Ack, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Ack)
+	err := c.cc.Invoke(ctx, Scheduler_LogEvent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) Events(ctx context.Context, in *EventsRequest, opts ...grpc.CallOption) (*EventsReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EventsReply)
+	err := c.cc.Invoke(ctx, Scheduler_Events_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) Publish(ctx context.Context, in *PublishRequest, opts ...grpc.CallOption) (*Ack, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Ack)
+	err := c.cc.Invoke(ctx, Scheduler_Publish_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) Unpublish(ctx context.Context, in *DatasetRequest, opts ...grpc.CallOption) (*Ack, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Ack)
+	err := c.cc.Invoke(ctx, Scheduler_Unpublish_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) GetDataset(ctx context.Context, in *DatasetRequest, opts ...grpc.CallOption) (*Dataset, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Dataset)
+	err := c.cc.Invoke(ctx, Scheduler_GetDataset_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) ListDatasets(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*DatasetList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DatasetList)
+	err := c.cc.Invoke(ctx, Scheduler_ListDatasets_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RunReply)
+	err := c.cc.Invoke(ctx, Scheduler_Run_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) RegisterWorkerPlugin(ctx context.Context, in *PluginRequest, opts ...grpc.CallOption) (*PluginReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PluginReply)
+	err := c.cc.Invoke(ctx, Scheduler_RegisterWorkerPlugin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SchedulerServer is the server API for Scheduler service.
 // All implementations must embed UnimplementedSchedulerServer
 // for forward compatibility.
@@ -110,6 +239,25 @@ type SchedulerServer interface {
 	ClientStream(grpc.BidiStreamingServer[ClientUp, ClientDown]) error
 	// Info describes the cluster.
 	Info(context.Context, *InfoRequest) (*ClusterInfo, error)
+	// WorkerExited is how a nanny (or a LocalCluster) tells why a worker
+	// process ended: exit code, signal, memory limit.
+	WorkerExited(context.Context, *WorkerExit) (*Ack, error)
+	// Logs returns the scheduler's last log records, or the workers'.
+	Logs(context.Context, *LogsRequest) (*LogsReply, error)
+	// LogEvent records an event under a topic; Events returns a topic's.
+	LogEvent(context.Context, *TopicEvent) (*Ack, error)
+	Events(context.Context, *EventsRequest) (*EventsReply, error)
+	// Publish names keys that a client holds, so that they stay on the
+	// workers after it leaves and other clients can get them.
+	Publish(context.Context, *PublishRequest) (*Ack, error)
+	Unpublish(context.Context, *DatasetRequest) (*Ack, error)
+	GetDataset(context.Context, *DatasetRequest) (*Dataset, error)
+	ListDatasets(context.Context, *InfoRequest) (*DatasetList, error)
+	// Run calls a registered function on the scheduler itself.
+	Run(context.Context, *RunRequest) (*RunReply, error)
+	// RegisterWorkerPlugin sets a plugin up on every worker, and on the
+	// workers that join later.
+	RegisterWorkerPlugin(context.Context, *PluginRequest) (*PluginReply, error)
 	mustEmbedUnimplementedSchedulerServer()
 }
 
@@ -128,6 +276,36 @@ func (UnimplementedSchedulerServer) ClientStream(grpc.BidiStreamingServer[Client
 }
 func (UnimplementedSchedulerServer) Info(context.Context, *InfoRequest) (*ClusterInfo, error) {
 	return nil, status.Error(codes.Unimplemented, "method Info not implemented")
+}
+func (UnimplementedSchedulerServer) WorkerExited(context.Context, *WorkerExit) (*Ack, error) {
+	return nil, status.Error(codes.Unimplemented, "method WorkerExited not implemented")
+}
+func (UnimplementedSchedulerServer) Logs(context.Context, *LogsRequest) (*LogsReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Logs not implemented")
+}
+func (UnimplementedSchedulerServer) LogEvent(context.Context, *TopicEvent) (*Ack, error) {
+	return nil, status.Error(codes.Unimplemented, "method LogEvent not implemented")
+}
+func (UnimplementedSchedulerServer) Events(context.Context, *EventsRequest) (*EventsReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Events not implemented")
+}
+func (UnimplementedSchedulerServer) Publish(context.Context, *PublishRequest) (*Ack, error) {
+	return nil, status.Error(codes.Unimplemented, "method Publish not implemented")
+}
+func (UnimplementedSchedulerServer) Unpublish(context.Context, *DatasetRequest) (*Ack, error) {
+	return nil, status.Error(codes.Unimplemented, "method Unpublish not implemented")
+}
+func (UnimplementedSchedulerServer) GetDataset(context.Context, *DatasetRequest) (*Dataset, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetDataset not implemented")
+}
+func (UnimplementedSchedulerServer) ListDatasets(context.Context, *InfoRequest) (*DatasetList, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListDatasets not implemented")
+}
+func (UnimplementedSchedulerServer) Run(context.Context, *RunRequest) (*RunReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Run not implemented")
+}
+func (UnimplementedSchedulerServer) RegisterWorkerPlugin(context.Context, *PluginRequest) (*PluginReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method RegisterWorkerPlugin not implemented")
 }
 func (UnimplementedSchedulerServer) mustEmbedUnimplementedSchedulerServer() {}
 func (UnimplementedSchedulerServer) testEmbeddedByValue()                   {}
@@ -182,6 +360,186 @@ func _Scheduler_Info_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Scheduler_WorkerExited_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WorkerExit)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).WorkerExited(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_WorkerExited_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).WorkerExited(ctx, req.(*WorkerExit))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_Logs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LogsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).Logs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_Logs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).Logs(ctx, req.(*LogsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_LogEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TopicEvent)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).LogEvent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_LogEvent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).LogEvent(ctx, req.(*TopicEvent))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_Events_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).Events(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_Events_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).Events(ctx, req.(*EventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_Publish_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PublishRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).Publish(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_Publish_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).Publish(ctx, req.(*PublishRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_Unpublish_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DatasetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).Unpublish(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_Unpublish_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).Unpublish(ctx, req.(*DatasetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_GetDataset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DatasetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).GetDataset(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_GetDataset_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).GetDataset(ctx, req.(*DatasetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_ListDatasets_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InfoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).ListDatasets(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_ListDatasets_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).ListDatasets(ctx, req.(*InfoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_Run_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).Run(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_Run_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).Run(ctx, req.(*RunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_RegisterWorkerPlugin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PluginRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).RegisterWorkerPlugin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_RegisterWorkerPlugin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).RegisterWorkerPlugin(ctx, req.(*PluginRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Scheduler_ServiceDesc is the grpc.ServiceDesc for Scheduler service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -192,6 +550,46 @@ var Scheduler_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Info",
 			Handler:    _Scheduler_Info_Handler,
+		},
+		{
+			MethodName: "WorkerExited",
+			Handler:    _Scheduler_WorkerExited_Handler,
+		},
+		{
+			MethodName: "Logs",
+			Handler:    _Scheduler_Logs_Handler,
+		},
+		{
+			MethodName: "LogEvent",
+			Handler:    _Scheduler_LogEvent_Handler,
+		},
+		{
+			MethodName: "Events",
+			Handler:    _Scheduler_Events_Handler,
+		},
+		{
+			MethodName: "Publish",
+			Handler:    _Scheduler_Publish_Handler,
+		},
+		{
+			MethodName: "Unpublish",
+			Handler:    _Scheduler_Unpublish_Handler,
+		},
+		{
+			MethodName: "GetDataset",
+			Handler:    _Scheduler_GetDataset_Handler,
+		},
+		{
+			MethodName: "ListDatasets",
+			Handler:    _Scheduler_ListDatasets_Handler,
+		},
+		{
+			MethodName: "Run",
+			Handler:    _Scheduler_Run_Handler,
+		},
+		{
+			MethodName: "RegisterWorkerPlugin",
+			Handler:    _Scheduler_RegisterWorkerPlugin_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
@@ -212,7 +610,9 @@ var Scheduler_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Worker_Info_FullMethodName = "/shoal.distributed.v1.Worker/Info"
+	Worker_Info_FullMethodName   = "/shoal.distributed.v1.Worker/Info"
+	Worker_Run_FullMethodName    = "/shoal.distributed.v1.Worker/Run"
+	Worker_Plugin_FullMethodName = "/shoal.distributed.v1.Worker/Plugin"
 )
 
 // WorkerClient is the client API for Worker service.
@@ -224,6 +624,11 @@ const (
 type WorkerClient interface {
 	// Info describes the worker.
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*WorkerInfo, error)
+	// Run calls a registered function on the worker, bypassing the
+	// scheduler.
+	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunReply, error)
+	// Plugin sets a worker plugin up (replacing one of the same name).
+	Plugin(ctx context.Context, in *PluginRequest, opts ...grpc.CallOption) (*PluginStatus, error)
 }
 
 type workerClient struct {
@@ -244,6 +649,26 @@ func (c *workerClient) Info(ctx context.Context, in *InfoRequest, opts ...grpc.C
 	return out, nil
 }
 
+func (c *workerClient) Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RunReply)
+	err := c.cc.Invoke(ctx, Worker_Run_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workerClient) Plugin(ctx context.Context, in *PluginRequest, opts ...grpc.CallOption) (*PluginStatus, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PluginStatus)
+	err := c.cc.Invoke(ctx, Worker_Plugin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkerServer is the server API for Worker service.
 // All implementations must embed UnimplementedWorkerServer
 // for forward compatibility.
@@ -253,6 +678,11 @@ func (c *workerClient) Info(ctx context.Context, in *InfoRequest, opts ...grpc.C
 type WorkerServer interface {
 	// Info describes the worker.
 	Info(context.Context, *InfoRequest) (*WorkerInfo, error)
+	// Run calls a registered function on the worker, bypassing the
+	// scheduler.
+	Run(context.Context, *RunRequest) (*RunReply, error)
+	// Plugin sets a worker plugin up (replacing one of the same name).
+	Plugin(context.Context, *PluginRequest) (*PluginStatus, error)
 	mustEmbedUnimplementedWorkerServer()
 }
 
@@ -265,6 +695,12 @@ type UnimplementedWorkerServer struct{}
 
 func (UnimplementedWorkerServer) Info(context.Context, *InfoRequest) (*WorkerInfo, error) {
 	return nil, status.Error(codes.Unimplemented, "method Info not implemented")
+}
+func (UnimplementedWorkerServer) Run(context.Context, *RunRequest) (*RunReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Run not implemented")
+}
+func (UnimplementedWorkerServer) Plugin(context.Context, *PluginRequest) (*PluginStatus, error) {
+	return nil, status.Error(codes.Unimplemented, "method Plugin not implemented")
 }
 func (UnimplementedWorkerServer) mustEmbedUnimplementedWorkerServer() {}
 func (UnimplementedWorkerServer) testEmbeddedByValue()                {}
@@ -305,6 +741,42 @@ func _Worker_Info_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Worker_Run_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkerServer).Run(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Worker_Run_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkerServer).Run(ctx, req.(*RunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Worker_Plugin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PluginRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkerServer).Plugin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Worker_Plugin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkerServer).Plugin(ctx, req.(*PluginRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Worker_ServiceDesc is the grpc.ServiceDesc for Worker service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -315,6 +787,14 @@ var Worker_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Info",
 			Handler:    _Worker_Info_Handler,
+		},
+		{
+			MethodName: "Run",
+			Handler:    _Worker_Run_Handler,
+		},
+		{
+			MethodName: "Plugin",
+			Handler:    _Worker_Plugin_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
