@@ -32,6 +32,7 @@ type State struct {
 	readyHead int
 	fetches   map[graph.Key]*fetch
 	data      map[graph.Key]int64
+	paused    bool
 	out       []Instruction
 }
 
@@ -95,6 +96,19 @@ type CancelTask struct{ Key graph.Key }
 // Reset drops everything: the scheduler forgot what this worker held.
 type Reset struct{}
 
+// Put stores a value a client sent (Client.Scatter): the scheduler will
+// ask for Key with RunTask, which is then answered at once.
+type Put struct {
+	Key   graph.Key
+	Value any
+	Size  int64
+}
+
+// Pause stops starting tasks (Paused true: the process uses more memory
+// than the pause threshold) or starts them again (false). Tasks running
+// go on; fetches go on.
+type Pause struct{ Paused bool }
+
 // Executed reports that an Execute ended, with the task's value or error.
 type Executed struct {
 	Key      graph.Key
@@ -120,6 +134,8 @@ func (*FetchKey) workerEvent()   {}
 func (*ReleaseKey) workerEvent() {}
 func (*CancelTask) workerEvent() {}
 func (*Reset) workerEvent()      {}
+func (*Pause) workerEvent()      {}
+func (*Put) workerEvent()        {}
 func (*Executed) workerEvent()   {}
 func (*Fetched) workerEvent()    {}
 
@@ -202,6 +218,10 @@ func (s *State) Handle(events ...Event) []Instruction {
 			s.cancel(e.Key)
 		case *Reset:
 			s.reset()
+		case *Pause:
+			s.paused = e.Paused
+		case *Put:
+			s.put(e)
 		case *Executed:
 			s.executed(e)
 		case *Fetched:
@@ -272,7 +292,7 @@ func (s *State) makeReady(t *wtask) {
 
 // fill starts ready tasks while threads are free.
 func (s *State) fill() {
-	for s.executing < s.threads && s.readyHead < len(s.ready) {
+	for !s.paused && s.executing < s.threads && s.readyHead < len(s.ready) {
 		t := s.ready[s.readyHead]
 		s.ready[s.readyHead] = nil
 		s.readyHead++
@@ -309,6 +329,14 @@ func (s *State) fetch(e *FetchKey) {
 	f := &fetch{key: e.Key, seq: s.seq, from: e.From}
 	s.fetches[e.Key] = f
 	s.emit(&StartFetch{Key: e.Key, From: e.From, Seq: f.seq})
+}
+
+func (s *State) put(e *Put) {
+	if _, ok := s.data[e.Key]; ok {
+		s.emit(&Drop{Key: e.Key})
+	}
+	s.data[e.Key] = e.Size
+	s.emit(&Store{Key: e.Key, Value: e.Value, Size: e.Size})
 }
 
 func (s *State) release(k graph.Key) {
@@ -404,6 +432,9 @@ func (s *State) fetched(e *Fetched) {
 		}
 	}
 }
+
+// Paused reports whether the worker starts no tasks.
+func (s *State) Paused() bool { return s.paused }
 
 // Executing returns how many tasks run.
 func (s *State) Executing() int { return s.executing }

@@ -158,6 +158,22 @@ func TestState(t *testing.T) {
 			{[]Event{&Fetched{Key: "a", Value: 1}}, nil},
 			{[]Event{&RunTask{ID: 2, Task: task("b", "a")}}, []string{"fail b: missing-data"}},
 		}},
+		{"paused starts nothing until resumed", 1, []step{
+			{[]Event{&Pause{Paused: true}, &RunTask{ID: 1, Task: task("a")}}, nil},
+			{[]Event{&FetchKey{Key: "c", From: []string{"w1"}}}, []string{"fetch c<-w1"}},
+			{[]Event{&Pause{Paused: false}}, []string{"exec a"}},
+		}},
+		{"pause lets running tasks end", 1, []step{
+			{[]Event{&RunTask{ID: 1, Task: task("a")}, &RunTask{ID: 2, Task: task("b")}}, []string{"exec a"}},
+			{[]Event{&Pause{Paused: true}}, nil},
+			{[]Event{&Executed{Key: "a", Value: 1}}, []string{"store a", "done a"}},
+			{[]Event{&Pause{Paused: false}}, []string{"exec b"}},
+		}},
+		{"a scattered value answers its run at once", 1, []step{
+			{[]Event{&Put{Key: "s", Value: 1, Size: 8}}, []string{"store s"}},
+			{[]Event{&RunTask{ID: 1, Task: task("s")}}, []string{"done s"}},
+			{[]Event{&RunTask{ID: 2, Task: task("b", "s")}}, []string{"exec b"}},
+		}},
 		{"already held is reported at once", 1, []step{
 			{[]Event{&FetchKey{Key: "a", From: []string{"w1"}}}, []string{"fetch a<-w1"}},
 			{[]Event{&Fetched{Key: "a", Value: 1, Size: 3}}, []string{"store a"}},

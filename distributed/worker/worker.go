@@ -51,6 +51,13 @@ type Config struct {
 	// TargetFraction of MemoryLimit above which held values spill to disk
 	// (default 0.6).
 	TargetFraction float64
+	// PauseFraction of MemoryLimit: when the process uses more, the
+	// worker starts no new tasks until it uses less (default 0.8; negative
+	// never pauses). The nanny's terminate threshold (0.95) is above it.
+	PauseFraction float64
+	// MemoryInterval is how often the worker measures its process memory
+	// against the pause threshold (default 100ms).
+	MemoryInterval time.Duration
 	// LocalDir is where the worker makes its own directory for spill files
 	// and ops' scratch files, removed when it closes; default os.TempDir().
 	LocalDir string
@@ -68,8 +75,8 @@ type Config struct {
 	// Registry holds the ops the worker runs; default graph.Default().
 	Registry *graph.Registry
 	// Logger is where the worker logs; by default nowhere. The worker also
-	// keeps its last LogRing records and sends those of level Info and
-	// above to the scheduler.
+	// keeps its last LogRing records (default 10,000) and sends those of
+	// level Info and above to the scheduler as they happen.
 	Logger  *slog.Logger
 	LogRing int
 	// ServerCredentials secure the worker's Flight server; DialOptions are
@@ -110,6 +117,7 @@ type Worker struct {
 	outMiss  []string
 	notify   chan struct{}
 	spilling bool
+	memDirty bool // report memory in the next batch
 	closed   bool
 }
 
@@ -139,6 +147,12 @@ func New(cfg Config) (*Worker, error) {
 	}
 	if cfg.TargetFraction <= 0 || cfg.TargetFraction > 1 {
 		cfg.TargetFraction = 0.6
+	}
+	if cfg.PauseFraction == 0 {
+		cfg.PauseFraction = 0.8
+	}
+	if cfg.MemoryInterval <= 0 {
+		cfg.MemoryInterval = 100 * time.Millisecond
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = graph.Default()
@@ -180,6 +194,7 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Name != addr {
 		w.logger = w.logger.With("name", cfg.Name)
 	}
+	ring.OnQueue(w.wake)
 	w.baseCtx, w.baseCancel = context.WithCancel(context.Background())
 	scratch := cfg.ScratchDir
 	if scratch == "" {
@@ -211,9 +226,65 @@ func New(cfg Config) (*Worker, error) {
 			w.logger.Error("flight server stopped", "error", err)
 		}
 	}()
+	if cfg.MemoryLimit > 0 && cfg.PauseFraction > 0 {
+		w.wg.Add(1)
+		go w.watchMemory()
+	}
 	w.logger.Info("worker started", "threads", cfg.Threads, "memory_limit", cfg.MemoryLimit,
-		"spill_above", limit, "local_dir", dir)
+		"spill_above", limit, "pause_above", w.pauseAbove(), "local_dir", dir, "scratch_dir", scratch)
 	return w, nil
+}
+
+// pauseAbove is the process memory in bytes above which the worker pauses,
+// or 0.
+func (w *Worker) pauseAbove() int64 {
+	if w.cfg.MemoryLimit <= 0 || w.cfg.PauseFraction <= 0 {
+		return 0
+	}
+	return int64(w.cfg.PauseFraction * float64(w.cfg.MemoryLimit))
+}
+
+// watchMemory pauses the worker while its process uses more memory than
+// the pause threshold.
+func (w *Worker) watchMemory() {
+	defer w.wg.Done()
+	t := time.NewTicker(w.cfg.MemoryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.baseCtx.Done():
+			return
+		case <-t.C:
+			w.checkMemory(procmem.RSS())
+		}
+	}
+}
+
+// checkMemory pauses or resumes the worker for a process memory of rss
+// bytes, and logs the change with the numbers.
+func (w *Worker) checkMemory(rss int64) {
+	above := w.pauseAbove()
+	if above <= 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	over := rss >= above
+	if over == w.state.Paused() || w.closed {
+		return
+	}
+	attrs := []any{"process_memory", rss, "pause_threshold", above, "pause_fraction", w.cfg.PauseFraction,
+		"memory_limit", w.cfg.MemoryLimit, "managed", w.store.managed, "spilled", w.store.spilled}
+	if over {
+		w.logger.Warn(fmt.Sprintf("pausing: process memory %s is above the pause threshold %s (%.2f of the %s limit); no new tasks start",
+			procmem.Format(rss), procmem.Format(above), w.cfg.PauseFraction, procmem.Format(w.cfg.MemoryLimit)), attrs...)
+	} else {
+		w.logger.Info(fmt.Sprintf("resuming: process memory %s is below the pause threshold %s",
+			procmem.Format(rss), procmem.Format(above)), attrs...)
+	}
+	w.handle(&Pause{Paused: over})
+	w.wake() // report the memory at once, so the scheduler pauses placement too
+	w.memDirty = true
 }
 
 // Address returns the host:port the worker serves on.
@@ -378,16 +449,18 @@ func (w *Worker) sendLoop(ctx context.Context, stream wire.Scheduler_WorkerStrea
 		w.mu.Lock()
 		b := &wire.WorkerBatch{Epoch: w.epoch, Done: w.outDone, Missing: w.outMiss}
 		w.outDone, w.outMiss = nil, nil
+		heartbeat = heartbeat || w.memDirty
+		w.memDirty = false
 		if heartbeat {
 			b.Memory = &wire.Memory{Managed: w.store.managed, Spilled: w.store.spilled}
 		}
 		w.mu.Unlock()
 		if heartbeat {
 			b.Memory.Process = procmem.RSS()
-			for _, r := range w.ring.Drain() {
-				b.Logs = append(b.Logs, &wire.LogRecord{TimeUnixNano: r.Time.UnixNano(), Level: int32(r.Level),
-					Message: r.Message, Attrs: r.Attrs})
-			}
+		}
+		for _, r := range w.ring.Drain() {
+			b.Logs = append(b.Logs, &wire.LogRecord{TimeUnixNano: r.Time.UnixNano(), Level: int32(r.Level),
+				Message: r.Message, Attrs: r.Attrs})
 		}
 		if err := stream.Send(&wire.WorkerUp{Msg: &wire.WorkerUp_Batch{Batch: b}}); err != nil {
 			return err

@@ -28,20 +28,40 @@ type Ring struct {
 	queueOn bool
 	maxQ    int
 	dropped uint64
+	notify  func()
 }
 
-// New returns a ring of n records. With queue, records are also queued for
-// Drain (at most n; older ones are dropped first).
+// DefaultSize is the number of records a ring keeps by default.
+const DefaultSize = 10_000
+
+// OnQueue sets a function called (without locks held, so it must not
+// block) each time a record is queued for Drain: a worker wakes its sender
+// with it, so that records reach the scheduler as they happen.
+func (r *Ring) OnQueue(f func()) {
+	r.mu.Lock()
+	r.notify = f
+	r.mu.Unlock()
+}
+
+// New returns a ring of n records (DefaultSize when n <= 0). With queue,
+// records are also queued for Drain (at most n; older ones are dropped
+// first).
 func New(n int, queue bool) *Ring {
 	if n <= 0 {
-		n = 1000
+		n = DefaultSize
 	}
 	return &Ring{buf: make([]Record, n), queueOn: queue, maxQ: n}
 }
 
 func (r *Ring) add(rec Record) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	notify := r.notify
+	defer func() {
+		r.mu.Unlock()
+		if notify != nil && r.queueOn {
+			notify()
+		}
+	}()
 	r.buf[r.next] = rec
 	r.next++
 	if r.next == len(r.buf) {
@@ -54,6 +74,15 @@ func (r *Ring) add(rec Record) {
 		}
 		r.queue = append(r.queue, rec)
 	}
+}
+
+// Last returns the last n kept records (all when n <= 0), oldest first.
+func (r *Ring) Last(n int) []Record {
+	all := r.Records()
+	if n > 0 && len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return all
 }
 
 // Records returns the kept records, oldest first.

@@ -29,3 +29,37 @@ func RSS() int64 {
 	}
 	return 0
 }
+
+// RSSOf returns the resident set size of process pid in bytes, read from
+// /proc; ok is false where it cannot be read (the process is gone, or there
+// is no /proc).
+func RSSOf(pid int) (n int64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm")
+	if err != nil {
+		return 0, false
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0, false
+	}
+	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return pages * pageSize, true
+}
+
+// Format writes a byte count in binary units, for logs.
+func Format(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	f := float64(n)
+	u := 0
+	for (f >= 1024 || f <= -1024) && u < len(units)-1 {
+		f /= 1024
+		u++
+	}
+	if u == 0 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	return strconv.FormatFloat(f, 'f', 2, 64) + " " + units[u]
+}
