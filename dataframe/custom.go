@@ -25,6 +25,10 @@ type customPlan struct {
 	// lower adds the tasks, given the keys of the inputs' partitions,
 	// and returns the keys of the output partitions.
 	lower func(l *lowerer, token string, ins [][]graph.Key) ([]graph.Key, error)
+	// lowerFrom, when set instead of lower, adds the tasks given the input
+	// nodes, so that it can fuse its first step into the inputs' pipelines
+	// (see lowerer.pipeline).
+	lowerFrom func(l *lowerer, token string, inputs []*node) ([]graph.Key, error)
 	// needs returns the columns of input i that computing the required
 	// output columns needs; nil means all of them.
 	needs func(i int, required map[string]bool) []string
@@ -42,6 +46,9 @@ func custom(schema *arrow.Schema, p *customPlan, inputs ...*node) DataFrame {
 }
 
 func (l *lowerer) lowerCustom(n *node) ([]graph.Key, error) {
+	if n.custom.lowerFrom != nil {
+		return n.custom.lowerFrom(l, l.token(n), n.inputs)
+	}
 	ins := make([][]graph.Key, len(n.inputs))
 	for i, in := range n.inputs {
 		ks, err := l.partitions(in)

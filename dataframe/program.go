@@ -64,7 +64,17 @@ type sinkSpec struct {
 	Write *writeSpec  `json:"write,omitempty"`
 	// Shuffle says where the rows go, for "shuffle".
 	Shuffle *shuffleSink `json:"shuffle,omitempty"`
+	// Fn names a function of sinkFuncs and Params are its params, for
+	// "fn".
+	Fn     string          `json:"fn,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
 }
+
+// sinkFunc consumes a partition's record (and releases it).
+type sinkFunc func(ctx context.Context, rec arrow.RecordBatch, params []byte, mem memory.Allocator) (any, error)
+
+// sinkFuncs are the sinks of kind "fn", by name.
+var sinkFuncs = map[string]sinkFunc{}
 
 // allocator recycles the buffers of intermediate results: a block read,
 // filtered and aggregated releases its buffers for the next block.
@@ -292,6 +302,13 @@ func (s *sinkSpec) consume(ctx context.Context, in graph.OpInput, rec arrow.Reco
 	case "write":
 		defer rec.Release()
 		return s.Write.write(ctx, in, rec)
+	case "fn":
+		f, ok := sinkFuncs[s.Fn]
+		if !ok {
+			rec.Release()
+			return nil, fmt.Errorf("unknown sink function %q", s.Fn)
+		}
+		return f(ctx, rec, s.Params, mem)
 	}
 	return nil, fmt.Errorf("unknown sink %q", s.Kind)
 }
@@ -486,6 +503,10 @@ func RegisterOps(reg *graph.Registry) error {
 		{Name: OpDivisions, Signature: "v1", Run: runDivisions},
 		{Name: OpIndexStats, Signature: "v1", Run: runIndexStats},
 		{Name: OpJoin, Signature: "v1", Run: runJoin},
+		{Name: OpResampleMerge, Signature: "v1", Run: runResampleMerge},
+		{Name: OpResampleFinal, Signature: "v1", Run: runResampleFinal},
+		{Name: OpRolling, Signature: "v1", Run: runRolling},
+		{Name: OpRollingEdge, Signature: "v1", Run: runRollingEdge},
 	}
 	for _, op := range ops {
 		if err := reg.Register(op); err != nil {
