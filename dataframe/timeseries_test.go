@@ -83,7 +83,9 @@ func TestResample(t *testing.T) {
 				tm = tm.In(loc)
 				return time.Date(tm.Year(), tm.Month(), tm.Day(), 0, 0, 0, 0, loc)
 			},
-			next: func(l time.Time) time.Time { return time.Date(l.Year(), l.Month(), l.Day()+1, 0, 0, 0, 0, l.Location()) },
+			next: func(l time.Time) time.Time {
+				return time.Date(l.Year(), l.Month(), l.Day()+1, 0, 0, 0, 0, l.Location())
+			},
 		}
 	}
 	hours := func(h int) bins {
