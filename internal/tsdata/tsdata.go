@@ -66,7 +66,15 @@ func RowsPerFile() int { return Rows() / Files }
 // seed and returns their paths in order. Each file is written under a
 // temporary name and renamed when complete, so a file with the final name is
 // always whole.
-func Write(dir string, seed uint64) ([]string, error) {
+func Write(dir string, seed uint64) ([]string, error) { return WriteRate(dir, seed, 1) }
+
+// WriteRate is Write with perMinute readings a minute, evenly spaced
+// (10 gives a reading every 6 seconds and 5,256,000 rows); WriteRate(dir,
+// seed, 1) is Write(dir, seed).
+func WriteRate(dir string, seed uint64, perMinute int) ([]string, error) {
+	if perMinute < 1 || 60%perMinute != 0 {
+		return nil, fmt.Errorf("tsdata: %d readings a minute; give a divisor of 60", perMinute)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("tsdata: %w", err)
 	}
@@ -75,7 +83,7 @@ func Write(dir string, seed uint64) ([]string, error) {
 	var wg sync.WaitGroup
 	for i := range Files {
 		paths[i] = filepath.Join(dir, fmt.Sprintf("%d.part", i))
-		wg.Go(func() { errs[i] = writeFile(paths[i], seed, i) })
+		wg.Go(func() { errs[i] = writeFile(paths[i], seed, i, perMinute) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -87,7 +95,7 @@ func Write(dir string, seed uint64) ([]string, error) {
 }
 
 // writeFile writes file i to path through a temporary file.
-func writeFile(path string, seed uint64, i int) (err error) {
+func writeFile(path string, seed uint64, i, perMinute int) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("tsdata: %w", err)
@@ -99,7 +107,7 @@ func writeFile(path string, seed uint64, i int) (err error) {
 		}
 	}()
 	w := bufio.NewWriterSize(tmp, 1<<20)
-	if err := writeRows(w, seed, i); err != nil {
+	if err := writeRows(w, seed, i, perMinute); err != nil {
 		return fmt.Errorf("tsdata: write %s: %w", path, err)
 	}
 	if err := w.Flush(); err != nil {
@@ -116,10 +124,11 @@ func writeFile(path string, seed uint64, i int) (err error) {
 
 // writeRows writes the header and the rows of file i. Each file draws from
 // its own stream, so files can be written in parallel and still be the same.
-func writeRows(w *bufio.Writer, seed uint64, i int) error {
+func writeRows(w *bufio.Writer, seed uint64, i, perMinute int) error {
 	rng := rand.New(rand.NewPCG(seed, 0x7473646174610000+uint64(i)))
-	n := RowsPerFile()
-	first := Start.Add(time.Duration(i*n) * time.Minute)
+	n := RowsPerFile() * perMinute
+	step := time.Minute / time.Duration(perMinute)
+	first := Start.Add(time.Duration(i*n) * step)
 	year := End.Sub(Start).Minutes()
 	b := make([]byte, 0, 128)
 	b = append(b, Header...)
@@ -128,8 +137,8 @@ func writeRows(w *bufio.Writer, seed uint64, i int) error {
 		return err
 	}
 	for r := range n {
-		minute := i*n + r
-		ts := first.Add(time.Duration(r) * time.Minute)
+		minute := float64(i*n+r) / float64(perMinute)
+		ts := first.Add(time.Duration(r) * step)
 		b = ts.AppendFormat(b[:0], TimestampLayout)
 		b = append(b, ',')
 		id := int64(math.Round(1000 + math.Sqrt(1000)*rng.NormFloat64()))
@@ -141,7 +150,7 @@ func writeRows(w *bufio.Writer, seed uint64, i int) error {
 		b = append(b, ',')
 		b = strconv.AppendFloat(b, round(2*rng.Float64()-1, 1e6), 'f', -1, 64)
 		b = append(b, ',')
-		b = strconv.AppendFloat(b, round(temperature(float64(minute), year, rng), 1e3), 'f', -1, 64)
+		b = strconv.AppendFloat(b, round(temperature(minute, year, rng), 1e3), 'f', -1, 64)
 		b = append(b, '\n')
 		if _, err := w.Write(b); err != nil {
 			return err
