@@ -155,8 +155,11 @@ func (h *harness) groupbyData(ctx context.Context) (*dataset, error) {
 
 // tutorialData is the directory of the tutorial's time series, 0.part to
 // 8.part.
+// tutorialData writes the nine files of the tutorial workload: ten readings
+// a minute (5,256,000 rows), or one (525,600) in the short mode.
 func (h *harness) tutorialData() (string, error) {
-	dir := filepath.Join(h.seedDir(), "timeseries")
+	rate := h.tutorialRate()
+	dir := filepath.Join(h.seedDir(), fmt.Sprintf("timeseries-%d", rate))
 	complete := true
 	for i := range tsdata.Files {
 		complete = complete && exists(filepath.Join(dir, fmt.Sprintf("%d.part", i)))
@@ -165,11 +168,18 @@ func (h *harness) tutorialData() (string, error) {
 		return dir, nil
 	}
 	start := time.Now()
-	if _, err := tsdata.Write(dir, h.cfg.seed); err != nil {
+	if _, err := tsdata.WriteRate(dir, h.cfg.seed, rate); err != nil {
 		return "", err
 	}
 	h.logf("data: wrote %s in %s", dir, fmtDuration(time.Since(start)))
 	return dir, nil
+}
+
+func (h *harness) tutorialRate() int {
+	if h.cfg.short {
+		return 1
+	}
+	return 10
 }
 
 // tutorialSchema is the schema of the time series files.
