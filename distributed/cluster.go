@@ -58,6 +58,17 @@ type LocalClusterOptions struct {
 	Scheduler server.Config
 	// HeartbeatInterval of the workers (default 1s).
 	HeartbeatInterval time.Duration
+	// Nanny restarts a worker process that dies, or that the nanny kills
+	// for using more memory than TerminateFraction of MemoryLimit. Without
+	// it, a worker process that dies stays dead (its tasks move to the
+	// others). Every worker process is watched either way: the scheduler
+	// learns why one ended (exit code, signal, memory).
+	Nanny bool
+	// PauseFraction of MemoryLimit above which a worker starts no new
+	// tasks (default 0.8); TerminateFraction above which the nanny kills
+	// it (default 0.95). TargetFraction above which it spills values to
+	// disk (default 0.6).
+	TargetFraction, PauseFraction, TerminateFraction float64
 }
 
 // LocalCluster is a scheduler and workers on this machine, on loopback.
@@ -66,19 +77,10 @@ type LocalCluster struct {
 	logger *slog.Logger
 	sched  *server.Server
 	shared string // the workers' shared scratch directory
-	procs  []*workerProc
+	procs  []*Nanny
 	inproc []*inprocWorker
 	closed bool
 	mu     sync.Mutex
-}
-
-type workerProc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	exited chan struct{}
-	err    error
-	logs   *tailBuffer
-	fwd    sync.WaitGroup
 }
 
 type inprocWorker struct {
@@ -124,7 +126,8 @@ func NewLocalCluster(ctx context.Context, opts LocalClusterOptions) (*LocalClust
 	lc := &LocalCluster{opts: opts, logger: logger, sched: sched, shared: shared}
 	spec := workerSpec{Scheduler: sched.Address(), Threads: opts.ThreadsPerWorker, MemoryLimit: opts.MemoryLimit,
 		LocalDir: opts.LocalDir, ScratchDir: shared, Resources: opts.Resources, LogLevel: opts.WorkerLogLevel,
-		HeartbeatInterval: opts.HeartbeatInterval, WatchStdin: true, DeathTimeout: 30 * time.Second}
+		HeartbeatInterval: opts.HeartbeatInterval, WatchStdin: true, DeathTimeout: 30 * time.Second,
+		TargetFraction: opts.TargetFraction, PauseFraction: opts.PauseFraction}
 	for i := range opts.Workers {
 		if opts.InProcess {
 			lc.startInProcess(spec)
@@ -161,37 +164,30 @@ func (lc *LocalCluster) startProcess(spec workerSpec, i int) error {
 			return fmt.Errorf("local cluster: find this program to start workers: %w", err)
 		}
 	}
+	spec.Supervised = true
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(append(os.Environ(), WorkerEnv+"="+string(b)), lc.opts.Env...)
-	setProcAttr(cmd)
-	stdin, err := cmd.StdinPipe()
+	env := append(append(os.Environ(), WorkerEnv+"="+string(b)), lc.opts.Env...)
+	n, err := StartNanny(NannyConfig{
+		Command: func() *exec.Cmd {
+			cmd := exec.Command(exe)
+			cmd.Env = env
+			return cmd
+		},
+		Restart:           lc.opts.Nanny,
+		MemoryLimit:       lc.opts.MemoryLimit,
+		TerminateFraction: lc.opts.TerminateFraction,
+		Logger:            lc.logger.With("worker_process", i),
+		OnExit: func(pid int, cause string) {
+			lc.sched.WorkerExited("", pid, cause)
+		},
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("local cluster: worker %d: %w", i, err)
 	}
-	out, err := cmd.StderrPipe()
-	if err != nil {
-		return err
-	}
-	cmd.Stdout = nil // a worker writes nothing there; what it would is dropped
-	p := &workerProc{cmd: cmd, stdin: stdin, exited: make(chan struct{}), logs: &tailBuffer{max: 40}}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("local cluster: start worker %d (%s): %w", i, exe, err)
-	}
-	p.fwd.Add(1)
-	go func() {
-		defer p.fwd.Done()
-		forwardLogs(out, lc.logger.With("process", cmd.Process.Pid), p.logs)
-	}()
-	go func() {
-		p.fwd.Wait()
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	lc.procs = append(lc.procs, p)
+	lc.procs = append(lc.procs, n)
 	return nil
 }
 
@@ -205,12 +201,11 @@ func (lc *LocalCluster) waitWorkers(ctx context.Context, n int) error {
 	exited := make(chan error, len(lc.procs)+len(lc.inproc))
 	stopWatch := make(chan struct{})
 	defer close(stopWatch)
-	for i, p := range lc.procs {
+	for i, n := range lc.procs {
 		go func() {
 			select {
-			case <-p.exited:
-				exited <- fmt.Errorf("local cluster: worker process %d (pid %d) ended before joining: %v\n%s",
-					i, p.cmd.Process.Pid, p.err, p.logs.String())
+			case <-n.Done():
+				exited <- fmt.Errorf("local cluster: worker process %d ended before joining: %w", i, n.Err())
 			case <-stopWatch:
 			}
 		}()
@@ -250,15 +245,20 @@ func (lc *LocalCluster) Client(ctx context.Context, opts ...ClientOption) (*Clie
 	return Connect(ctx, lc.Address(), opts...)
 }
 
-// WorkerProcesses returns the worker processes, in the order they were
-// started (none for in-process workers).
+// WorkerProcesses returns the worker processes running now, one per
+// worker (a restarted one replaces the one that died), in the order the
+// workers were started; none for in-process workers.
 func (lc *LocalCluster) WorkerProcesses() []*os.Process {
 	var out []*os.Process
-	for _, p := range lc.procs {
-		out = append(out, p.cmd.Process)
+	for _, n := range lc.procs {
+		out = append(out, n.Process())
 	}
 	return out
 }
+
+// Nannies returns the supervisors of the worker processes, in the order
+// the workers were started.
+func (lc *LocalCluster) Nannies() []*Nanny { return append([]*Nanny(nil), lc.procs...) }
 
 // Close stops the workers and the scheduler, and waits until every worker
 // process has ended.
@@ -272,23 +272,23 @@ func (lc *LocalCluster) Close() error {
 	lc.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	for _, n := range lc.procs {
+		n.Release() // the workers stop now: no restarts
+	}
 	err := lc.sched.Close(ctx)
 	for _, w := range lc.inproc {
 		w.cancel()
 		<-w.done
 	}
-	for _, p := range lc.procs {
-		p.stdin.Close()
+	var wg sync.WaitGroup
+	for _, n := range lc.procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n.Close(5 * time.Second)
+		}()
 	}
-	for _, p := range lc.procs {
-		select {
-		case <-p.exited:
-		case <-time.After(5 * time.Second):
-			lc.logger.Warn("worker process did not stop; killing it", "pid", p.cmd.Process.Pid)
-			p.cmd.Process.Kill()
-			<-p.exited
-		}
-	}
+	wg.Wait()
 	if rerr := os.RemoveAll(lc.shared); rerr != nil && err == nil {
 		err = fmt.Errorf("local cluster: remove %s: %w", lc.shared, rerr)
 	}
@@ -345,6 +345,13 @@ func (t *tailBuffer) add(s string) {
 	if len(t.lines) > t.max {
 		t.lines = t.lines[1:]
 	}
+}
+
+// last returns the last n lines.
+func (t *tailBuffer) last(n int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.lines[max(0, len(t.lines)-n):]...)
 }
 
 func (t *tailBuffer) String() string {

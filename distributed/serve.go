@@ -33,6 +33,9 @@ type workerSpec struct {
 	HeartbeatInterval time.Duration      `json:"heartbeat_interval,omitempty"`
 	DeathTimeout      time.Duration      `json:"death_timeout,omitempty"`
 	WatchStdin        bool               `json:"watch_stdin,omitempty"`
+	Supervised        bool               `json:"supervised,omitempty"`
+	Nanny             string             `json:"nanny,omitempty"`
+	PauseFraction     float64            `json:"pause_fraction,omitempty"`
 }
 
 // ServeIfWorker turns the process into a worker when NewLocalCluster
@@ -85,7 +88,7 @@ func ServeIfWorker() bool {
 func runWorker(ctx context.Context, spec workerSpec, reg *graph.Registry, logger *slog.Logger) error {
 	w, err := worker.New(worker.Config{Scheduler: spec.Scheduler, Name: spec.Name, Threads: spec.Threads,
 		MemoryLimit: spec.MemoryLimit, TargetFraction: spec.TargetFraction, LocalDir: spec.LocalDir,
-		ScratchDir: spec.ScratchDir,
+		ScratchDir: spec.ScratchDir, Supervised: spec.Supervised, Nanny: spec.Nanny, PauseFraction: spec.PauseFraction,
 		Resources: spec.Resources, Registry: reg, Logger: logger, HeartbeatInterval: spec.HeartbeatInterval,
 		DeathTimeout: spec.DeathTimeout})
 	if err != nil {

@@ -26,9 +26,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/distributed/internal/conns"
+	"github.com/shoal-data/shoal/distributed/internal/logring"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
@@ -65,8 +68,27 @@ type Config struct {
 	BatchSize int
 	// LogSize is the number of task transitions kept (default 100,000).
 	LogSize int
-	// WorkerLogs is how many log records are kept per worker (default 1000).
+	// WorkerLogs is how many log records are kept per worker, and kept
+	// after it left (default 10,000).
 	WorkerLogs int
+	// LogRecords is how many of its own log records the scheduler keeps
+	// for Client.SchedulerLogs (default 10,000).
+	LogRecords int
+	// TopicEvents is how many events are kept per topic of
+	// Client.LogEvent (default 10,000).
+	TopicEvents int
+	// ExitWait is how long the scheduler waits, when the connection of a
+	// supervised worker breaks, for its supervisor to say why the process
+	// ended (default 2s; negative: not at all). The cause is then the
+	// reason the worker was removed, which KilledWorkerError reports.
+	ExitWait time.Duration
+	// Registry runs Client.RunOnScheduler calls (default graph.Default()).
+	Registry *graph.Registry
+	// Plugins are called as tasks change state and workers come and go.
+	Plugins []Plugin
+	// DialOptions reach the workers (to set worker plugins up); default
+	// plaintext.
+	DialOptions []grpc.DialOption
 	// DashboardAddress is reported by Info; the server serves no dashboard
 	// itself.
 	DashboardAddress string
@@ -82,6 +104,9 @@ type Server struct {
 	hub    *diagnostics.Hub
 	stop   chan struct{}
 	wg     sync.WaitGroup
+	ring   *logring.Ring
+	peers  *conns.Pool
+	subs   []*diagnostics.Subscription
 
 	mu        sync.Mutex
 	state     *scheduler.State
@@ -96,7 +121,14 @@ type Server struct {
 	evbuf     []diagnostics.Event
 	dirty     []*outbox
 	closed    bool
-	changed   chan struct{} // closed and replaced when workers come or go
+	changed   chan struct{}          // closed and replaced when workers come or go
+	exits     map[string]string      // exit causes not yet claimed, by address or "pid:N"
+	exitWait  map[string]*exitWaiter // by address and "pid:N"
+	gone      map[string]*goneWorker // by address
+	goneOrder []string
+	topics    map[string][]*wire.TopicEvent
+	datasets  map[string][]graph.Key
+	plugins   []*wire.PluginRequest // worker plugins, in the order registered
 }
 
 // computation is one Submit of a client: a client of the scheduling core.
@@ -143,12 +175,26 @@ func New(cfg Config) (*Server, error) {
 		cfg.BatchSize = 20_000
 	}
 	if cfg.WorkerLogs <= 0 {
-		cfg.WorkerLogs = 1000
+		cfg.WorkerLogs = logring.DefaultSize
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = diagnostics.DiscardLogger()
+	if cfg.TopicEvents <= 0 {
+		cfg.TopicEvents = 10_000
 	}
+	if cfg.ExitWait == 0 {
+		cfg.ExitWait = 2 * time.Second
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = graph.Default()
+	}
+	if len(cfg.DialOptions) == 0 {
+		cfg.DialOptions = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+	var next slog.Handler
+	if cfg.Logger != nil {
+		next = cfg.Logger.Handler()
+	}
+	ring := logring.New(cfg.LogRecords, false)
+	logger := slog.New(ring.Handler(next, slog.LevelInfo))
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: listen on %s: %w", cfg.Listen, err)
@@ -156,16 +202,23 @@ func New(cfg Config) (*Server, error) {
 	var idb [6]byte
 	rand.Read(idb[:])
 	s := &Server{
-		cfg:     cfg,
-		logger:  logger.With("scheduler", lis.Addr().String()),
-		id:      "scheduler-" + hex.EncodeToString(idb[:]),
-		lis:     lis,
-		hub:     diagnostics.NewHub(),
-		stop:    make(chan struct{}),
-		workers: map[string]*workerConn{},
-		clients: map[string]*clientConn{},
-		comps:   map[string]*computation{},
-		changed: make(chan struct{}),
+		cfg:      cfg,
+		logger:   logger.With("scheduler", lis.Addr().String()),
+		ring:     ring,
+		peers:    conns.New(cfg.DialOptions...),
+		exits:    map[string]string{},
+		exitWait: map[string]*exitWaiter{},
+		gone:     map[string]*goneWorker{},
+		topics:   map[string][]*wire.TopicEvent{},
+		datasets: map[string][]graph.Key{},
+		id:       "scheduler-" + hex.EncodeToString(idb[:]),
+		lis:      lis,
+		hub:      diagnostics.NewHub(),
+		stop:     make(chan struct{}),
+		workers:  map[string]*workerConn{},
+		clients:  map[string]*clientConn{},
+		comps:    map[string]*computation{},
+		changed:  make(chan struct{}),
 		state: scheduler.New(scheduler.Config{Saturation: cfg.Saturation, AllowedFailures: cfg.AllowedFailures,
 			LogSize: cfg.LogSize}),
 	}
@@ -175,6 +228,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(opts...)
 	wire.RegisterSchedulerServer(s.grpc, &service{s: s})
+	s.startPlugins()
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -273,7 +327,11 @@ func (s *Server) Close(ctx context.Context) error {
 	close(s.stop)
 	s.grpc.Stop()
 	s.wg.Wait()
+	for _, sub := range s.subs {
+		sub.Close()
+	}
 	s.hub.Close()
+	s.peers.Close()
 	s.logger.Info("scheduler closed")
 	return nil
 }

@@ -110,6 +110,7 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 	s.mu.Unlock()
 	s.logger.Info("worker joined", "worker", reg.Address, "name", reg.Name, "threads", reg.Threads,
 		"memory_limit", reg.MemoryLimit, "pid", reg.Pid)
+	s.pluginsFor(reg.Address)
 
 	err = stream.Send(&wire.WorkerDown{Msg: &wire.WorkerDown_Welcome{Welcome: &wire.Welcome{SchedulerId: s.id,
 		Name: reg.Address, HeartbeatIntervalNanos: int64(s.cfg.HeartbeatInterval)}}})
@@ -141,16 +142,28 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 	}
 	cancel()
 
+	var cause string
 	s.mu.Lock()
+	lost := wc.lost == "" && !wc.shutdown && s.workers[wc.addr] == wc
+	s.mu.Unlock()
+	if lost {
+		cause = s.exitCause(wc)
+	}
+	s.mu.Lock()
+	if wc.lost == "" && cause != "" {
+		wc.lost = "process ended: " + cause
+	}
 	reason := wc.lost
 	if reason == "" {
 		reason = "connection closed"
 		if err != nil && !errors.Is(err, io.EOF) {
 			reason = "connection lost: " + err.Error()
 		}
+		wc.lost = reason
 	}
 	if s.workers[wc.addr] == wc {
 		s.removeWorker(wc)
+		s.keepGone(wc, reason)
 		if wc.shutdown {
 			s.logger.Info("worker left", "worker", wc.addr)
 		} else {
@@ -623,16 +636,6 @@ func (s *Server) Info() *wire.ClusterInfo {
 			Memory: wc.memory, State: ws.State.String(), Processing: int32(ws.Processing), HeldBytes: ws.Bytes})
 	}
 	return ci
-}
-
-// WorkerLogs returns the last log records a worker sent.
-func (s *Server) WorkerLogs(addr string) []*wire.LogRecord {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if wc := s.workers[addr]; wc != nil {
-		return append([]*wire.LogRecord(nil), wc.logs...)
-	}
-	return nil
 }
 
 func encodeEvent(e *diagnostics.Event) *wire.Event {

@@ -492,16 +492,19 @@ func (*WorkerUp_Register) isWorkerUp_Msg() {}
 func (*WorkerUp_Batch) isWorkerUp_Msg() {}
 
 type RegisterWorker struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Address       string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"` // host:port of its Flight and Worker services
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`       // defaults to the address
-	Threads       int32                  `protobuf:"varint,3,opt,name=threads,proto3" json:"threads,omitempty"`
-	MemoryLimit   int64                  `protobuf:"varint,4,opt,name=memory_limit,json=memoryLimit,proto3" json:"memory_limit,omitempty"`
-	Resources     map[string]float64     `protobuf:"bytes,5,rep,name=resources,proto3" json:"resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	LocalDir      string                 `protobuf:"bytes,6,opt,name=local_dir,json=localDir,proto3" json:"local_dir,omitempty"`
-	Nanny         string                 `protobuf:"bytes,7,opt,name=nanny,proto3" json:"nanny,omitempty"`
-	Pid           int32                  `protobuf:"varint,8,opt,name=pid,proto3" json:"pid,omitempty"`
-	Registry      *Registry              `protobuf:"bytes,9,opt,name=registry,proto3" json:"registry,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Address     string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"` // host:port of its Flight and Worker services
+	Name        string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`       // defaults to the address
+	Threads     int32                  `protobuf:"varint,3,opt,name=threads,proto3" json:"threads,omitempty"`
+	MemoryLimit int64                  `protobuf:"varint,4,opt,name=memory_limit,json=memoryLimit,proto3" json:"memory_limit,omitempty"`
+	Resources   map[string]float64     `protobuf:"bytes,5,rep,name=resources,proto3" json:"resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	LocalDir    string                 `protobuf:"bytes,6,opt,name=local_dir,json=localDir,proto3" json:"local_dir,omitempty"`
+	Nanny       string                 `protobuf:"bytes,7,opt,name=nanny,proto3" json:"nanny,omitempty"`
+	Pid         int32                  `protobuf:"varint,8,opt,name=pid,proto3" json:"pid,omitempty"`
+	Registry    *Registry              `protobuf:"bytes,9,opt,name=registry,proto3" json:"registry,omitempty"`
+	// supervised says a nanny (or the LocalCluster that started it) watches
+	// the process and reports why it ends (Scheduler.WorkerExited).
+	Supervised    bool `protobuf:"varint,10,opt,name=supervised,proto3" json:"supervised,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -597,6 +600,13 @@ func (x *RegisterWorker) GetRegistry() *Registry {
 		return x.Registry
 	}
 	return nil
+}
+
+func (x *RegisterWorker) GetSupervised() bool {
+	if x != nil {
+		return x.Supervised
+	}
+	return false
 }
 
 // WorkerBatch carries what happened on a worker since its last batch.
@@ -3546,7 +3556,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\bWorkerUp\x12B\n" +
 	"\bregister\x18\x01 \x01(\v2$.shoal.distributed.v1.RegisterWorkerH\x00R\bregister\x129\n" +
 	"\x05batch\x18\x02 \x01(\v2!.shoal.distributed.v1.WorkerBatchH\x00R\x05batchB\x05\n" +
-	"\x03msg\"\x8d\x03\n" +
+	"\x03msg\"\xad\x03\n" +
 	"\x0eRegisterWorker\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
@@ -3556,7 +3566,11 @@ const file_shoal_proto_rawDesc = "" +
 	"\tlocal_dir\x18\x06 \x01(\tR\blocalDir\x12\x14\n" +
 	"\x05nanny\x18\a \x01(\tR\x05nanny\x12\x10\n" +
 	"\x03pid\x18\b \x01(\x05R\x03pid\x12:\n" +
-	"\bregistry\x18\t \x01(\v2\x1e.shoal.distributed.v1.RegistryR\bregistry\x1a<\n" +
+	"\bregistry\x18\t \x01(\v2\x1e.shoal.distributed.v1.RegistryR\bregistry\x12\x1e\n" +
+	"\n" +
+	"supervised\x18\n" +
+	" \x01(\bR\n" +
+	"supervised\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xdc\x01\n" +

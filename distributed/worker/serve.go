@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/shoal-data/shoal/distributed/internal/flightdata"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
+	"github.com/shoal-data/shoal/distributed/internal/runcall"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
 )
@@ -38,6 +40,29 @@ func (s *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 	return nil
 }
 
+// DoPut takes a value a client scatters: the descriptor path is its key.
+// The scheduler then learns of it through a task of the ScatteredOp, which
+// the worker answers at once.
+func (s *flightServer) DoPut(stream flight.FlightService_DoPutServer) error {
+	v, key, err := flightdata.ReceivePut(stream, s.w.cfg.Registry)
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "worker %s: receive a scattered value: %v", s.w.addr, err)
+	}
+	if key == "" {
+		return status.Errorf(codes.InvalidArgument, "worker %s: scattered value without a key", s.w.addr)
+	}
+	w := s.w
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return status.Errorf(codes.Unavailable, "worker %s is closing", w.addr)
+	}
+	w.handle(&Put{Key: graph.Key(key), Value: v, Size: graph.SizeOf(v)})
+	w.mu.Unlock()
+	w.logger.Debug("took a scattered value", "key", key)
+	return stream.Send(&flight.PutResult{})
+}
+
 func (s *flightServer) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
 	if a.GetType() != flightdata.ActionGet {
 		return status.Errorf(codes.Unimplemented, "worker %s: unknown action %q", s.w.addr, a.GetType())
@@ -53,6 +78,21 @@ type infoServer struct {
 	w *Worker
 }
 
+func (s *infoServer) Run(ctx context.Context, req *wire.RunRequest) (*wire.RunReply, error) {
+	w := s.w
+	w.logger.Info("running a call from a client", "key", req.Key)
+	env := &graph.Env{Registry: w.cfg.Registry, Logger: w.logger.With("key", req.Key), Worker: w.addr, LocalDir: w.dir}
+	return runcall.Serve(ctx, w.cfg.Registry, env, req), nil
+}
+
+func (s *infoServer) Plugin(ctx context.Context, req *wire.PluginRequest) (*wire.PluginStatus, error) {
+	st := &wire.PluginStatus{Worker: s.w.addr}
+	if err := s.w.setupPlugin(ctx, req.Name, req.Config); err != nil {
+		st.Error = err.Error()
+	}
+	return st, nil
+}
+
 func (s *infoServer) Info(context.Context, *wire.InfoRequest) (*wire.WorkerInfo, error) {
 	w := s.w
 	w.mu.Lock()
@@ -61,4 +101,16 @@ func (s *infoServer) Info(context.Context, *wire.InfoRequest) (*wire.WorkerInfo,
 		MemoryLimit: w.cfg.MemoryLimit, Resources: w.cfg.Resources, LocalDir: w.dir, Nanny: w.cfg.Nanny,
 		Memory:     &wire.Memory{Managed: w.store.managed, Spilled: w.store.spilled, Process: procmem.RSS()},
 		Processing: int32(w.state.Executing()), Pid: int32(os.Getpid())}, nil
+}
+
+// ScatteredOp is the op of the task that stands for a value a client
+// scattered to a worker: the worker holding the value answers it at once;
+// run anywhere else (the worker died), it fails, for the value is lost.
+const ScatteredOp = "distributed.scattered"
+
+func init() {
+	graph.Default().Register(graph.Op{Name: ScatteredOp, Run: func(_ context.Context, in graph.OpInput) (any, error) {
+		return nil, fmt.Errorf("scattered value %q is lost: the worker it was scattered to is gone or dropped it "+
+			"(scatter it again)", in.Key)
+	}})
 }

@@ -72,6 +72,10 @@ type Config struct {
 	Resources map[string]float64
 	// Nanny is the address of the nanny supervising this worker, if any.
 	Nanny string
+	// Supervised says a nanny (or the LocalCluster that started the
+	// process) reports to the scheduler why the process ends, so that the
+	// scheduler waits for that cause when the worker's connection breaks.
+	Supervised bool
 	// Registry holds the ops the worker runs; default graph.Default().
 	Registry *graph.Registry
 	// Logger is where the worker logs; by default nowhere. The worker also
@@ -119,6 +123,9 @@ type Worker struct {
 	spilling bool
 	memDirty bool // report memory in the next batch
 	closed   bool
+
+	plugins    map[string]Plugin
+	pluginList []Plugin // sorted by name
 }
 
 // ErrRefused wraps the scheduler's refusal of a worker.
@@ -312,6 +319,7 @@ func (w *Worker) Close() error {
 	w.baseCancel()
 	w.grpc.Stop()
 	w.wg.Wait()
+	w.teardownPlugins()
 	w.peers.Close()
 	w.mu.Lock()
 	w.store.dropAll()
@@ -390,7 +398,8 @@ func (w *Worker) session(ctx context.Context, client wire.SchedulerClient) (conn
 	err = stream.Send(&wire.WorkerUp{Msg: &wire.WorkerUp_Register{Register: &wire.RegisterWorker{
 		Address: w.addr, Name: w.cfg.Name, Threads: int32(w.cfg.Threads), MemoryLimit: w.cfg.MemoryLimit,
 		Resources: w.cfg.Resources, LocalDir: w.dir, Nanny: w.cfg.Nanny, Pid: int32(os.Getpid()),
-		Registry: &wire.Registry{Fingerprint: reg.Fingerprint(), Signatures: reg.Signatures()},
+		Supervised: w.cfg.Supervised || w.cfg.Nanny != "",
+		Registry:   &wire.Registry{Fingerprint: reg.Fingerprint(), Signatures: reg.Signatures()},
 	}}})
 	if err != nil {
 		return false, err
@@ -530,6 +539,7 @@ func (w *Worker) handle(evs ...Event) {
 	for _, in := range ins {
 		switch in := in.(type) {
 		case *Execute:
+			w.transition(in.Task.Key, "waiting", "executing")
 			w.start(in)
 		case *StartFetch:
 			w.startFetch(in)
@@ -537,6 +547,7 @@ func (w *Worker) handle(evs ...Event) {
 			w.store.put(in.Key, in.Value, in.Size)
 		case *Drop:
 			w.store.drop(in.Key)
+			w.transition(in.Key, "memory", "released")
 		case *DropAll:
 			w.store.dropAll()
 		case *Abort:
@@ -550,6 +561,9 @@ func (w *Worker) handle(evs ...Event) {
 			}
 			if in.Err != nil {
 				d.Error = wire.EncodeError(in.Err)
+				w.transition(in.Key, "executing", "error")
+			} else if !in.Start.IsZero() {
+				w.transition(in.Key, "executing", "memory")
 			}
 			w.outDone = append(w.outDone, d)
 			report = true

@@ -1,0 +1,458 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/distributed/internal/logring"
+	"github.com/shoal-data/shoal/distributed/internal/runcall"
+	"github.com/shoal-data/shoal/distributed/wire"
+	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/scheduler"
+)
+
+// Plugin is code the scheduler calls when tasks change state and when
+// workers come and go (Dask's SchedulerPlugin). Its methods are called one
+// at a time, in order, on a goroutine of their own, not under the
+// scheduler's lock; they may take their time, but events pile up meanwhile.
+type Plugin interface {
+	Transition(key graph.Key, from, to string)
+	WorkerAdded(worker string)
+	WorkerRemoved(worker, reason string)
+}
+
+// goneWorker keeps what is known of a worker that left.
+type goneWorker struct {
+	addr   string
+	name   string
+	reason string
+	logs   []*wire.LogRecord
+}
+
+// maxGone bounds the workers whose last logs are kept after they left.
+const maxGone = 256
+
+// exitWaiter waits for the supervisor's word on why a worker ended.
+type exitWaiter struct {
+	ch    chan string
+	cause string
+}
+
+// startPlugins subscribes the scheduler plugins to the server's events.
+func (s *Server) startPlugins() {
+	for _, p := range s.cfg.Plugins {
+		sub := s.hub.Subscribe(func(evs []diagnostics.Event) {
+			for i := range evs {
+				e := &evs[i]
+				switch e.Kind {
+				case diagnostics.TaskTransition:
+					p.Transition(e.Key, e.From, e.To)
+				case diagnostics.WorkerAdded:
+					p.WorkerAdded(e.Worker)
+				case diagnostics.WorkerRemoved:
+					p.WorkerRemoved(e.Worker, e.Err)
+				}
+			}
+		})
+		s.subs = append(s.subs, sub)
+	}
+}
+
+// WorkerExited records why a worker process ended, as its nanny (or the
+// LocalCluster that started it) saw it: the exit code, the signal, or the
+// memory limit. The scheduler gives this cause when it removes the worker,
+// and KilledWorkerError lists it. pid identifies the process when addr is
+// not known.
+func (s *Server) WorkerExited(addr string, pid int, cause string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.logger.Warn("worker process ended", "worker", addr, "pid", pid, "reason", cause)
+	for _, k := range []string{addr, pidKey(pid)} {
+		if k == "" {
+			continue
+		}
+		if w := s.exitWait[k]; w != nil {
+			w.cause = cause
+			close(w.ch)
+			delete(s.exitWait, k)
+			return
+		}
+	}
+	if len(s.exits) >= 1024 {
+		clear(s.exits)
+	}
+	if addr != "" {
+		s.exits[addr] = cause
+	}
+	if pid > 0 {
+		s.exits[pidKey(pid)] = cause
+	}
+}
+
+func pidKey(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("pid:%d", pid)
+}
+
+// exitCause waits up to ExitWait for the supervisor of a supervised worker
+// whose connection broke to say why its process ended; "" when it does not
+// say.
+func (s *Server) exitCause(wc *workerConn) string {
+	if !wc.info.Supervised || s.cfg.ExitWait <= 0 {
+		return ""
+	}
+	keys := []string{wc.addr, pidKey(int(wc.info.Pid))}
+	s.mu.Lock()
+	for _, k := range keys {
+		if c, ok := s.exits[k]; ok && k != "" {
+			for _, k := range keys {
+				delete(s.exits, k)
+			}
+			s.mu.Unlock()
+			return c
+		}
+	}
+	w := &exitWaiter{ch: make(chan string)}
+	for _, k := range keys {
+		if k != "" {
+			s.exitWait[k] = w
+		}
+	}
+	s.mu.Unlock()
+	t := time.NewTimer(s.cfg.ExitWait)
+	defer t.Stop()
+	select {
+	case <-w.ch:
+	case <-t.C:
+	case <-s.stop:
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		if s.exitWait[k] == w {
+			delete(s.exitWait, k)
+		}
+	}
+	return w.cause
+}
+
+// keepGone keeps a removed worker's last logs. Called with s.mu held.
+func (s *Server) keepGone(wc *workerConn, reason string) {
+	s.gone[wc.addr] = &goneWorker{addr: wc.addr, name: wc.info.Name, reason: reason, logs: wc.logs}
+	s.goneOrder = append(s.goneOrder, wc.addr)
+	for len(s.goneOrder) > maxGone {
+		old := s.goneOrder[0]
+		s.goneOrder = s.goneOrder[1:]
+		if g := s.gone[old]; g != nil && !slices.Contains(s.goneOrder, old) {
+			delete(s.gone, old)
+		}
+	}
+}
+
+// SchedulerLogs returns the scheduler's last n log records (all it keeps
+// when n <= 0), oldest first.
+func (s *Server) SchedulerLogs(n int) []logring.Record { return s.ring.Last(n) }
+
+// WorkerLogs returns the last n log records (all kept when n <= 0) of the
+// named workers (addresses or names; none: every worker, including those
+// that left), by worker address. gone lists the workers among them that
+// left the cluster.
+func (s *Server) WorkerLogs(n int, names ...string) (logs map[string][]*wire.LogRecord, gone map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	logs, gone = map[string][]*wire.LogRecord{}, map[string]bool{}
+	want := func(addr, name string) bool {
+		return len(names) == 0 || slices.Contains(names, addr) || (name != "" && slices.Contains(names, name))
+	}
+	last := func(rs []*wire.LogRecord) []*wire.LogRecord {
+		if n > 0 && len(rs) > n {
+			rs = rs[len(rs)-n:]
+		}
+		return slices.Clone(rs)
+	}
+	for addr, g := range s.gone {
+		if want(addr, g.name) {
+			logs[addr], gone[addr] = last(g.logs), true
+		}
+	}
+	for addr, wc := range s.workers {
+		if want(addr, wc.info.Name) {
+			logs[addr] = last(wc.logs)
+			delete(gone, addr)
+		}
+	}
+	return logs, gone
+}
+
+// LogEvent records an event under topic; clients read them with Events.
+func (s *Server) LogEvent(topic, msg, client string, t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ev := &wire.TopicEvent{Topic: topic, Message: msg, TimeUnixNano: t.UnixNano(), Client: client}
+	evs := append(s.topics[topic], ev)
+	if over := len(evs) - s.cfg.TopicEvents; over > 0 {
+		evs = slices.Clone(evs[over:])
+	}
+	s.topics[topic] = evs
+}
+
+// TopicEvents returns the events recorded under topic, oldest first.
+func (s *Server) TopicEvents(topic string) []*wire.TopicEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.topics[topic])
+}
+
+// datasetClient is the scheduling core's client that holds a dataset.
+func datasetClient(name string) string { return "dataset:" + name }
+
+// Publish names keys so that they stay on the workers until Unpublish,
+// whoever computed them.
+func (s *Server) Publish(name string, keys []graph.Key, overwrite bool) error {
+	if name == "" {
+		return fmt.Errorf("publish: empty dataset name")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.flush()
+	if _, ok := s.datasets[name]; ok {
+		if !overwrite {
+			return fmt.Errorf("publish: dataset %q exists (unpublish it first, or overwrite it)", name)
+		}
+		s.handle(&scheduler.KeysReleased{Meta: now(), Client: datasetClient(name)})
+	}
+	for _, k := range keys {
+		if _, ok := s.state.Task(k); !ok {
+			return fmt.Errorf("publish %q: key %q is not held by the scheduler (released, or never submitted)", name, k)
+		}
+	}
+	s.datasets[name] = slices.Clone(keys)
+	s.handle(&scheduler.GraphSubmitted{Meta: scheduler.Meta{Time: time.Now(), Stimulus: "publish-" + name},
+		Client: datasetClient(name), Keys: keys})
+	s.logger.Info("dataset published", "dataset", name, "keys", len(keys))
+	return nil
+}
+
+// Unpublish forgets a dataset; its values are released unless someone
+// else holds them.
+func (s *Server) Unpublish(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.datasets[name]; !ok {
+		return fmt.Errorf("unpublish: no dataset %q", name)
+	}
+	delete(s.datasets, name)
+	s.handle(&scheduler.KeysReleased{Meta: now(), Client: datasetClient(name)})
+	s.flush()
+	return nil
+}
+
+// Dataset returns the keys of a dataset.
+func (s *Server) Dataset(name string) ([]graph.Key, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys, ok := s.datasets[name]
+	return slices.Clone(keys), ok
+}
+
+// Datasets returns the names of the datasets, sorted.
+func (s *Server) Datasets() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.datasets))
+	for n := range s.datasets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// RegisterWorkerPlugin sets a worker plugin up on every worker, and
+// remembers it for the workers that join later. It returns the status per
+// worker address: nil, or why the setup failed there.
+func (s *Server) RegisterWorkerPlugin(ctx context.Context, name string, config []byte) map[string]error {
+	s.mu.Lock()
+	req := &wire.PluginRequest{Name: name, Config: config}
+	s.plugins = slices.DeleteFunc(s.plugins, func(p *wire.PluginRequest) bool { return p.Name == name })
+	s.plugins = append(s.plugins, req)
+	addrs := make([]string, 0, len(s.workers))
+	for a := range s.workers {
+		addrs = append(addrs, a)
+	}
+	s.mu.Unlock()
+	out := make(map[string]error, len(addrs))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, a := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.setupPlugin(ctx, a, req)
+			mu.Lock()
+			out[a] = err
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (s *Server) setupPlugin(ctx context.Context, addr string, req *wire.PluginRequest) error {
+	conn, err := s.peers.Get(addr)
+	if err != nil {
+		return fmt.Errorf("worker %s: %w", addr, err)
+	}
+	st, err := wire.NewWorkerClient(conn).Plugin(ctx, req)
+	if err != nil {
+		return fmt.Errorf("worker %s: plugin %q: %w", addr, req.Name, err)
+	}
+	if st.Error != "" {
+		return fmt.Errorf("%s", st.Error)
+	}
+	return nil
+}
+
+// pluginsFor sets the registered plugins up on a worker that joined.
+func (s *Server) pluginsFor(addr string) {
+	s.mu.Lock()
+	reqs := slices.Clone(s.plugins)
+	s.mu.Unlock()
+	if len(reqs) == 0 {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		go func() {
+			select {
+			case <-s.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		for _, r := range reqs {
+			if err := s.setupPlugin(ctx, addr, r); err != nil {
+				s.logger.Warn("worker plugin setup failed on a worker that joined", "worker", addr, "plugin", r.Name,
+					"error", err)
+			}
+		}
+	}()
+}
+
+// RunOnScheduler runs a call of a registered function in the scheduler
+// process.
+func (s *Server) run(ctx context.Context, req *wire.RunRequest) *wire.RunReply {
+	s.logger.Info("running a call from a client", "key", req.Key)
+	env := &graph.Env{Registry: s.cfg.Registry, Logger: s.logger.With("key", req.Key), Worker: s.Address()}
+	return runcall.Serve(ctx, s.cfg.Registry, env, req)
+}
+
+// ---- gRPC ----
+
+func (x *service) WorkerExited(_ context.Context, e *wire.WorkerExit) (*wire.Ack, error) {
+	if e.Address == "" && e.Pid <= 0 {
+		return nil, invalid("worker exit without an address or a pid")
+	}
+	x.s.WorkerExited(e.Address, int(e.Pid), e.Cause)
+	return &wire.Ack{}, nil
+}
+
+func (x *service) Logs(_ context.Context, r *wire.LogsRequest) (*wire.LogsReply, error) {
+	rep := &wire.LogsReply{}
+	if !r.Workers {
+		for _, rec := range x.s.SchedulerLogs(int(r.N)) {
+			rep.Scheduler = append(rep.Scheduler, &wire.LogRecord{TimeUnixNano: rec.Time.UnixNano(),
+				Level: int32(rec.Level), Message: rec.Message, Attrs: rec.Attrs})
+		}
+		return rep, nil
+	}
+	logs, gone := x.s.WorkerLogs(int(r.N), r.Names...)
+	rep.Workers = make(map[string]*wire.LogList, len(logs))
+	for a, rs := range logs {
+		rep.Workers[a] = &wire.LogList{Records: rs, Gone: gone[a]}
+	}
+	return rep, nil
+}
+
+func (x *service) LogEvent(_ context.Context, e *wire.TopicEvent) (*wire.Ack, error) {
+	if e.Topic == "" {
+		return nil, invalid("event without a topic")
+	}
+	t := time.Now()
+	if e.TimeUnixNano != 0 {
+		t = time.Unix(0, e.TimeUnixNano)
+	}
+	x.s.LogEvent(e.Topic, e.Message, e.Client, t)
+	return &wire.Ack{}, nil
+}
+
+func (x *service) Events(_ context.Context, r *wire.EventsRequest) (*wire.EventsReply, error) {
+	return &wire.EventsReply{Events: x.s.TopicEvents(r.Topic)}, nil
+}
+
+func (x *service) Publish(_ context.Context, r *wire.PublishRequest) (*wire.Ack, error) {
+	if err := x.s.Publish(r.Name, toKeys(r.Keys), r.Overwrite); err != nil {
+		return nil, invalid("%v", err)
+	}
+	return &wire.Ack{}, nil
+}
+
+func (x *service) Unpublish(_ context.Context, r *wire.DatasetRequest) (*wire.Ack, error) {
+	if err := x.s.Unpublish(r.Name); err != nil {
+		return nil, invalid("%v", err)
+	}
+	return &wire.Ack{}, nil
+}
+
+func (x *service) GetDataset(_ context.Context, r *wire.DatasetRequest) (*wire.Dataset, error) {
+	keys, ok := x.s.Dataset(r.Name)
+	if !ok {
+		return nil, invalid("no dataset %q (datasets: %v)", r.Name, x.s.Datasets())
+	}
+	d := &wire.Dataset{Name: r.Name}
+	for _, k := range keys {
+		d.Keys = append(d.Keys, string(k))
+	}
+	return d, nil
+}
+
+func (x *service) ListDatasets(context.Context, *wire.InfoRequest) (*wire.DatasetList, error) {
+	return &wire.DatasetList{Names: x.s.Datasets()}, nil
+}
+
+func (x *service) Run(ctx context.Context, r *wire.RunRequest) (*wire.RunReply, error) {
+	return x.s.run(ctx, r), nil
+}
+
+func (x *service) RegisterWorkerPlugin(ctx context.Context, r *wire.PluginRequest) (*wire.PluginReply, error) {
+	if r.Name == "" {
+		return nil, invalid("worker plugin without a name")
+	}
+	st := x.s.RegisterWorkerPlugin(ctx, r.Name, r.Config)
+	rep := &wire.PluginReply{}
+	for a, err := range st {
+		ps := &wire.PluginStatus{Worker: a}
+		if err != nil {
+			ps.Error = err.Error()
+		}
+		rep.Statuses = append(rep.Statuses, ps)
+	}
+	slices.SortFunc(rep.Statuses, func(a, b *wire.PluginStatus) int {
+		if a.Worker < b.Worker {
+			return -1
+		}
+		if a.Worker > b.Worker {
+			return 1
+		}
+		return 0
+	})
+	return rep, nil
+}
