@@ -107,6 +107,26 @@ func TestReadCSVErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	dftest.AssertEqual(t, compute(t, d), dftest.Table(t, dftest.Int64s("id", 1, 2), dftest.Float64s("value", 2.5, 3.5)))
+
+	// The skipped rows can be read as a frame of their own.
+	for _, tc := range []struct {
+		file string
+		opts df.CSVOptions
+		want arrow.Table
+	}{
+		{"bad.csv", df.CSVOptions{Types: map[string]arrow.DataType{"value": arrow.PrimitiveTypes.Float64}}, dftest.Table(t,
+			dftest.Strings("path", filepath.Join(dir, "bad.csv")), dftest.Int64s("line", 4), dftest.Int64s("column", 2),
+			dftest.Strings("text", "oops"), dftest.Strings("reason", "bad value: not a number"))},
+		{"short.csv", df.CSVOptions{}, dftest.Table(t,
+			dftest.Strings("path", filepath.Join(dir, "short.csv")), dftest.Int64s("line", 3), dftest.Int64s("column", 0),
+			dftest.Strings("text", "2"), dftest.Strings("reason", "wrong number of fields: 1 field, want 2"))},
+	} {
+		bad, err := df.ReadCSVBadRows(ctx, filepath.Join(dir, tc.file), tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dftest.AssertEqual(t, compute(t, bad), tc.want)
+	}
 }
 
 func TestParquetRoundTrip(t *testing.T) {
