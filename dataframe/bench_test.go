@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	df "github.com/shoal-data/shoal/dataframe"
 	"github.com/shoal-data/shoal/internal/h2o"
@@ -155,6 +156,78 @@ func BenchmarkGroupByInMemory(b *testing.B) {
 				t, err := c.q.Compute(ctx, e)
 				if err != nil {
 					b.Fatal(err)
+				}
+				t.Release()
+			}
+			b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
+		})
+	}
+}
+
+// h2oPersisted returns the H2O table in memory, in 8 partitions, held by e.
+func h2oPersisted(b *testing.B, e *local.Executor) (df.DataFrame, int64) {
+	rows := benchRows(b)
+	var recs []arrow.RecordBatch
+	var bytes int64
+	per := (rows + 7) / 8
+	if err := h2o.Generate(rows, 100, 1, per, func(r arrow.RecordBatch) error {
+		r.Retain()
+		recs = append(recs, r)
+		for _, c := range r.Columns() {
+			for _, buf := range c.Data().Buffers() {
+				if buf != nil {
+					bytes += int64(buf.Len())
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	data, err := df.FromRecords(recs...).Persist(context.Background(), e)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range recs {
+		r.Release()
+	}
+	return data, bytes
+}
+
+// BenchmarkSortShuffle sorts the in-memory H2O table by an int column
+// (SortValues: sample, range shuffle through the local directory, sorted
+// collects), sets it as the index (the same, with divisions), and
+// hash-shuffles it by a string column. MB/s is of the table's Arrow size.
+func BenchmarkSortShuffle(b *testing.B) {
+	ctx := context.Background()
+	e := local.New(local.WithLocalDir(b.TempDir()))
+	defer e.Close()
+	data, size := h2oPersisted(b, e)
+	defer data.Release()
+	rows := benchRows(b)
+	for _, c := range []struct {
+		name string
+		run  func() (df.DataFrame, error)
+	}{
+		{"SortValues-id6-v3", func() (df.DataFrame, error) { return data.SortValues("id6", df.Desc("v3")), nil }},
+		{"SetIndex-id6", func() (df.DataFrame, error) { return data.SetIndex(ctx, e, "id6") }},
+		{"Shuffle-id3", func() (df.DataFrame, error) { return data.Shuffle(8, "id3"), nil }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(size)
+			for range b.N {
+				q, err := c.run()
+				if err != nil {
+					b.Fatal(err)
+				}
+				// Count the values of every column, so that the whole
+				// result is made (every column moved) but not gathered.
+				t, err := q.Count().Compute(ctx, e)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n := t.Column(0).Data().Chunk(0).(*array.Int64).Value(0); n != int64(rows) {
+					b.Fatalf("%d rows, want %d", n, rows)
 				}
 				t.Release()
 			}
