@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"strings"
@@ -103,8 +104,9 @@ func (s Series) Median() Scalar {
 // within the executor's memory budget, as SortValues); then each sorted
 // partition counts its values and gives the few values at the ranks the
 // quantiles need, so no task holds more than one sorted partition. That
-// costs a sort: ApproxQuantile answers in one pass, within a documented
-// rank error.
+// costs a sort, unless the column is the index (see SetIndex), whose
+// partitions are sorted already; ApproxQuantile answers in one pass,
+// within a documented rank error.
 func (s Series) Quantile(qs ...float64) DataFrame {
 	d, err := s.quantiles("Quantile", qs, false)
 	if err != nil {
@@ -174,12 +176,15 @@ func (s Series) quantiles(op string, qs []float64, scalar bool) (DataFrame, erro
 	if t := s.Type().ID(); t == arrow.FLOAT32 || t == arrow.FLOAT64 {
 		valid = Col(name).IsNaN().Not()
 	}
-	sorted := s.df.Filter(valid).SortValues(name)
+	sorted, how := s.df.Filter(valid), "already sorted by the index"
+	if s.df.n.index != name || s.df.n.divisions == nil {
+		sorted, how = sorted.SortValues(name), "sorted"
+	}
 	if err := sorted.Err(); err != nil {
 		return DataFrame{}, fmt.Errorf("%s: %w", op, err)
 	}
 	return custom(schema, &customPlan{
-		what:   fmt.Sprintf("%s of %s %v (sorted, then the values at the ranks picked)", op, name, qs),
+		what:   fmt.Sprintf("%s of %s %v (%s, then the values at the ranks picked)", op, name, qs, how),
 		params: p,
 		count:  func([]int) int { return 1 },
 		lower: func(l *lowerer, token string, ins [][]graph.Key) ([]graph.Key, error) {
@@ -1078,7 +1083,13 @@ func runQuantileSketch(ctx context.Context, in graph.OpInput) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := sketch.New(p.K, p.Seed)
+	seed := p.Seed
+	if p.Stage != "partial" { // the merges of a tree flip their own coins
+		h := fnv.New64a()
+		h.Write([]byte(in.Key))
+		seed = h.Sum64()
+	}
+	s := sketch.New(p.K, seed)
 	if p.Stage == "partial" {
 		rec, err := concatOf(in, p.Schema)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	df "github.com/shoal-data/shoal/dataframe"
 	"github.com/shoal-data/shoal/dataframe/dftest"
+	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/local"
 )
 
@@ -745,4 +746,109 @@ func TestDistinctExplain(t *testing.T) {
 			t.Errorf("plan does not say %q:\n%s", tt.want, s)
 		}
 	}
+}
+
+// TestDistinctGraphsCrossProcessBoundary encodes the graphs of the
+// operations, decodes them and runs the copies.
+func TestDistinctGraphsCrossProcessBoundary(t *testing.T) {
+	d := genDistinct(8, 300, 10, true, false)
+	f := d.frame(t, []int{100, 0, 120, 80})
+	tests := []struct {
+		name string
+		got  df.DataFrame
+	}{
+		{"group median", f.GroupBy("k").Median("v", "x")},
+		{"group nlargest", f.GroupBy("k", "g").NLargest(2, "x")},
+		{"quantile", f.Column("x").Quantile(0.2, 0.5)},
+		{"approx quantile", f.Column("v").ApproxQuantile(0.5)},
+		{"value counts", f.ValueCounts("k", "g")},
+		{"unique", f.Column("k").Unique().Frame()},
+		{"nsmallest", f.NSmallest(5, "v", "id")},
+		{"drop duplicates", f.DropDuplicates([]string{"k"}, "last")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, keys, err := tt.got.Graph()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := graph.Encode(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g2, err := graph.Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals, err := newExec(t).Compute(context.Background(), g2, keys...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := make([]arrow.RecordBatch, len(vals))
+			for i, v := range vals {
+				recs[i] = v.(arrow.RecordBatch)
+			}
+			got := array.NewTableFromRecords(tt.got.Schema(), recs)
+			defer got.Release()
+			dftest.AssertEqual(t, got, compute(t, tt.got))
+		})
+	}
+}
+
+func ExampleGroupBy_Median() {
+	ctx := context.Background()
+	exec := local.New()
+	defer exec.Close()
+
+	readings := df.FromColumns(
+		"sensor", []string{"a", "b", "a", "b", "a", "c"},
+		"temp", []float64{20, 11, 22, 13, 30, 5},
+	).Repartition(3)
+	// The rows are shuffled by sensor, then each group's median selected.
+	medians, err := readings.GroupBy("sensor").Median("temp").Compute(ctx, exec)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer medians.Release()
+	fmt.Print(df.FormatTable(medians, 10))
+
+	q, err := readings.Column("temp").Quantile(0.25, 0.5).Compute(ctx, exec)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer q.Release()
+	fmt.Print(df.FormatTable(q, 10))
+	// Output:
+	// sensor  temp
+	// a         22
+	// b         12
+	// c          5
+	// [3 rows x 2 columns]
+	// quantile  temp
+	//     0.25  11.5
+	//      0.5  16.5
+	// [2 rows x 2 columns]
+}
+
+func TestDistinctIndexQuantile(t *testing.T) {
+	ctx := context.Background()
+	e := newExec(t)
+	d := genDistinct(9, 400, 10, false, false)
+	f := d.frame(t, []int{100, 0, 200, 100})
+	indexed, err := f.DropNull("x").SetIndex(ctx, e, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := indexed.Column("x").Quantile(0.1, 0.5, 0.75)
+	if !strings.Contains(q.Explain(), "already sorted by the index") {
+		t.Errorf("the quantiles of the index sort again:\n%s", q.Explain())
+	}
+	var want []any
+	for _, p := range []float64{0.1, 0.5, 0.75} {
+		w, _ := refQuantile(d.x, p)
+		want = append(want, w)
+	}
+	dftest.AssertEqual(t, compute(t, q), dftest.Table(t, dftest.Float64s("quantile", 0.1, 0.5, 0.75), dftest.Float64s("x", want...)))
 }
