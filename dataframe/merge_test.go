@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	df "github.com/shoal-data/shoal/dataframe"
 	"github.com/shoal-data/shoal/dataframe/dftest"
@@ -299,5 +302,65 @@ func TestMergeOutOfCore(t *testing.T) {
 	dftest.AssertEqual(t, got, want)
 	if files := leftFiles(t, dir); len(files) != 0 {
 		t.Errorf("files left after the join: %v", files)
+	}
+}
+
+// TestMergeEdgeCases: an all-null key column, an empty side, keys of
+// different integer widths and of dictionary and plain strings.
+func TestMergeEdgeCases(t *testing.T) {
+	nulls := df.FromColumns("k", []*int64{nil, nil, nil}, "a", []int64{1, 2, 3})
+	right := df.FromColumns("k", []int64{1, 2}, "b", []string{"x", "y"})
+	empty := df.FromSchema(right.Schema())
+	narrow := df.FromColumns("k", []int32{2, 3}, "c", []float64{0.5, 1.5})
+	for _, tc := range []struct {
+		name string
+		m    df.DataFrame
+		want arrow.Table
+	}{
+		{"all-null keys, inner", nulls.Merge(right, df.MergeOptions{BroadcastBytes: -1}),
+			dftest.Table(t, dftest.Int64s("k"), dftest.Int64s("a"), dftest.Strings("b"))},
+		{"all-null keys, left", nulls.Merge(right, df.MergeOptions{How: "left", BroadcastBytes: -1}),
+			dftest.Table(t, dftest.Int64s("k", nil, nil, nil), dftest.Int64s("a", 1, 2, 3), dftest.Strings("b", nil, nil, nil))},
+		{"empty right, left", right.Merge(empty.Rename(map[string]string{"b": "c"}), df.MergeOptions{How: "left"}),
+			dftest.Table(t, dftest.Int64s("k", 1, 2), dftest.Strings("b", "x", "y"), dftest.Strings("c", nil, nil))},
+		{"empty right, inner, shuffled", right.Merge(empty.Rename(map[string]string{"b": "c"}), df.MergeOptions{BroadcastBytes: -1}),
+			dftest.Table(t, dftest.Int64s("k"), dftest.Strings("b"), dftest.Strings("c"))},
+		{"int64 with int32 keys, shuffled", right.Merge(narrow, df.MergeOptions{BroadcastBytes: -1}),
+			dftest.Table(t, dftest.Int64s("k", 2), dftest.Strings("b", "y"), dftest.Float64s("c", 0.5))},
+		{"int64 with int32 keys, outer", right.Merge(narrow, df.MergeOptions{How: "outer"}),
+			dftest.Table(t, dftest.Int64s("k", 1, 2, 3), dftest.Strings("b", "x", "y", nil), dftest.Float64s("c", nil, 0.5, 1.5))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.m.Err(); err != nil {
+				t.Fatal(err)
+			}
+			dftest.AssertEqual(t, compute(t, tc.m), tc.want, dftest.IgnoreRowOrder(), dftest.CheckTypes(false))
+		})
+	}
+}
+
+// TestMergeDictionaryKeys joins Parquet string keys (read as dictionaries)
+// with plain string keys, shuffled and broadcast.
+func TestMergeDictionaryKeys(t *testing.T) {
+	ctx := context.Background()
+	e := newExec(t)
+	dir := t.TempDir()
+	src := df.FromColumns("city", []string{"lima", "oslo", "rome", "oslo"}, "n", []int64{1, 2, 3, 4})
+	if _, err := src.WriteParquet(ctx, e, dir); err != nil {
+		t.Fatal(err)
+	}
+	pq, err := df.ReadParquet(ctx, filepath.Join(dir, "*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ := pq.Schema().Field(0).Type; typ.ID() != arrow.DICTIONARY {
+		t.Logf("city read as %s", typ)
+	}
+	plain := df.FromColumns("city", []string{"oslo", "rome", "paris"}, "country", []string{"NO", "IT", "FR"})
+	want := dftest.Table(t, dftest.Strings("city", "oslo", "rome", "oslo"), dftest.Int64s("n", 2, 3, 4),
+		dftest.Strings("country", "NO", "IT", "NO"))
+	for _, bb := range []int64{-1, 0} {
+		m := pq.Merge(plain, df.MergeOptions{On: []string{"city"}, BroadcastBytes: bb})
+		dftest.AssertEqual(t, compute(t, m), want, dftest.IgnoreRowOrder(), dftest.CheckTypes(false))
 	}
 }
