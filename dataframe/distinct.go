@@ -277,9 +277,9 @@ const DefaultSketchK = sketch.DefaultK
 // whatever the distribution of the values (skewed, heavy-tailed, with
 // duplicates) and however they are partitioned. The bound is on ranks,
 // not values: between two far apart values the quantile may be anywhere in
-// the gap. Up to about 2k = 400 values the answer is exact, except that
-// ApproxQuantile does not interpolate: it returns one of the values
-// (q = 0 and q = 1 give the exact minimum and maximum). Each partition
+// the gap. The answer is always one of the values (no interpolation); up
+// to about 2k = 400 values the sketch holds them all and its rank is
+// exact; q = 0 and q = 1 give the exact minimum and maximum. Each partition
 // keeps about 3k values (5 KiB) whatever its size. Nulls and NaNs are
 // skipped; with no values the quantiles are NaN.
 func (s Series) ApproxQuantile(qs ...float64) DataFrame {
@@ -620,8 +620,9 @@ func (df DataFrame) nBest(op string, n int, cols []string, smallest bool) DataFr
 // The rows (keys and the columns only) are hash-shuffled by the keys on
 // disk, so that each group is whole in one partition, and each shuffled
 // partition computes the medians of its groups by selection: memory is
-// bounded by the executor's budget and the size of a shuffled partition,
-// not by the data. The result is sorted by the keys, in one partition,
+// bounded by the executor's budget and the size of one shuffled partition,
+// not by the data (SplitOut(n) makes more, smaller partitions; one group
+// must fit in a task's memory). The result is sorted by the keys, in one partition,
 // unless Sort(false) or SplitOut(n) with n > 1 is set, when it keeps the
 // shuffle's partitions.
 func (g GroupBy) Median(cols ...string) DataFrame {
