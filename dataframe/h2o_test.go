@@ -51,6 +51,9 @@ func TestH2OAgainstDuckDB(t *testing.T) {
 		{"q3", "sif", x.GroupBy("id3").Agg(df.Sum("v1"), df.Mean("v3"))},
 		{"q4", "ifff", x.GroupBy("id4").Mean("v1", "v2", "v3")},
 		{"q5", "iiif", x.GroupBy("id6").Sum("v1", "v2", "v3")},
+		{"q6", "iiff", x.GroupBy("id4", "id5").Median("v3").Rename(map[string]string{"v3": "median_v3"}).
+			Merge(x.GroupBy("id4", "id5").Agg(df.Std("v3").As("sd_v3")), df.MergeOptions{On: []string{"id4", "id5"}})},
+		{"q8", "if", x.GroupBy("id6").NLargest(2, "v3").Select("id6", df.Col("v3").Alias("largest2_v3"))},
 		{"q7", "si", x.GroupBy("id3").Agg(df.Max("v1").As("max_v1"), df.Min("v2").As("min_v2")).
 			Select("id3", df.Col("max_v1").Sub(df.Col("min_v2")).Alias("range_v1_v2"))},
 		{"q10", "sssiiifi", x.GroupBy("id1", "id2", "id3", "id4", "id5", "id6").Agg(df.Sum("v3"), df.Size().As("count"))},
