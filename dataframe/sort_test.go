@@ -270,3 +270,16 @@ func TestShuffleDiskFull(t *testing.T) {
 	}
 	got.Release()
 }
+
+// TestSortAllNull sorts a column without a single value: nulls only,
+// in several partitions.
+func TestSortAllNull(t *testing.T) {
+	d := df.FromTable(compute(t, df.FromColumns("k", []*int64{nil, nil, nil, nil}, "v", []int64{1, 2, 3, 4})), 3)
+	got := compute(t, d.SortValues("k"))
+	dftest.AssertEqual(t, got, dftest.Table(t, dftest.Int64s("k", nil, nil, nil, nil), dftest.Int64s("v", 1, 2, 3, 4)), dftest.IgnoreRowOrder())
+	idx, err := d.SetIndex(context.Background(), newExec(t), "k")
+	if err != nil {
+		t.Fatalf("SetIndex of an all-null column: %v", err)
+	}
+	dftest.AssertEqual(t, compute(t, idx), got, dftest.IgnoreRowOrder())
+}
