@@ -15,7 +15,7 @@ const defaultChunkBytes = 128 << 20
 func normalizeChunks(spec *chunkSpec, shape []int, dt DType) ([][]int, error) {
 	for a, s := range shape {
 		if s < 0 {
-			return nil, fmt.Errorf("shape %s has a negative size on axis %d", fmtShape(shape), a)
+			return nil, fmt.Errorf("shape %v has a negative size %d on axis %d", shape, shape[a], a)
 		}
 	}
 	if spec == nil {

@@ -183,29 +183,68 @@ func (a Array) FrameParts(names []string) (*graph.Graph, []graph.Key, *arrow.Sch
 		}
 		seen[nm] = true
 	}
-	if nd == 2 && len(a.n.chunks[1]) > 1 {
-		a = rechunkTo(a, [][]int{a.n.chunks[0], {ncol}})
-		if err := a.Err(); err != nil {
-			return nil, nil, nil, err
-		}
-	}
 	g, keys, err := a.Graph()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	schema := frameSchema(a.n.dtype, names)
-	out := make([]graph.Key, len(keys))
-	for i, k := range keys {
+	// Each record batch takes the chunks of one row of blocks, whose
+	// columns it puts side by side.
+	perRow := 1
+	if nd == 2 {
+		perRow = len(a.n.chunks[1])
+	}
+	b, err := json.Marshal(frameParams{Mode: "to-record", Schema: names})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out := make([]graph.Key, len(keys)/perRow)
+	for i := range out {
 		out[i] = graph.NewKey("to-frame", a.n.token, i)
-		b, err := json.Marshal(frameParams{Mode: "to-record", Schema: names})
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if err := g.Add(&graph.Task{Key: out[i], Op: opFrame, Params: b, Deps: []graph.Key{k}}); err != nil {
+		deps := slices.Clone(keys[i*perRow : (i+1)*perRow])
+		if err := g.Add(&graph.Task{Key: out[i], Op: opFrame, Params: b, Deps: deps}); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 	return g, out, schema, nil
+}
+
+// ToRecords computes the array on exec as Arrow record batches, one per
+// chunk along axis 0, with the columns named names (one per column of a
+// 2-D array, or one for a 1-D array), as FrameParts describes them.
+// dataframe.FromRecords(recs...) makes them a DataFrame. The caller owns
+// the records and releases them.
+func (a Array) ToRecords(ctx context.Context, exec graph.Executor, names ...string) ([]arrow.RecordBatch, error) {
+	if exec == nil {
+		return nil, fmt.Errorf("array: ToRecords needs an executor, such as local.New()")
+	}
+	g, keys, schema, err := a.FrameParts(names)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := exec.Compute(ctx, g, keys...)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]arrow.RecordBatch, 0, len(vals))
+	release := func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}
+	for i, v := range vals {
+		rec, ok := v.(arrow.RecordBatch)
+		if !ok {
+			release()
+			return nil, fmt.Errorf("array: ToRecords: part %d is a %T, not an Arrow record batch", i, v)
+		}
+		if !rec.Schema().Equal(schema) {
+			release()
+			return nil, fmt.Errorf("array: ToRecords: part %d has schema %v, want %v", i, rec.Schema(), schema)
+		}
+		recs = append(recs, rec)
+	}
+	return recs, nil
 }
 
 func arrowType(t DType) arrow.DataType {
@@ -233,8 +272,8 @@ func runFrame(_ context.Context, in graph.OpInput) (any, error) {
 	if err := json.Unmarshal(in.Params, &p); err != nil {
 		return nil, fmt.Errorf("decode frame params: %w", err)
 	}
-	if len(in.Inputs) != 1 {
-		return nil, fmt.Errorf("frame conversion takes 1 input, got %d", len(in.Inputs))
+	if len(in.Inputs) == 0 || (p.Mode != "to-record" && len(in.Inputs) != 1) {
+		return nil, fmt.Errorf("frame conversion %q takes 1 input, got %d", p.Mode, len(in.Inputs))
 	}
 	switch p.Mode {
 	case "to-array":
@@ -244,11 +283,11 @@ func runFrame(_ context.Context, in graph.OpInput) (any, error) {
 		}
 		return recordToDense(rec, p)
 	case "to-record":
-		d, ok := in.Inputs[0].(*Dense)
-		if !ok {
-			return nil, fmt.Errorf("chunk is a %T, not a *array.Dense", in.Inputs[0])
+		blocks, err := denseInputs(in)
+		if err != nil {
+			return nil, err
 		}
-		return denseToRecord(d, p.Schema)
+		return denseToRecord(blocks, p.Schema)
 	}
 	return nil, fmt.Errorf("unknown frame mode %q", p.Mode)
 }
@@ -369,61 +408,86 @@ func recordToDense(rec arrow.RecordBatch, p frameParams) (*Dense, error) {
 	return out, nil
 }
 
-func denseToRecord(d *Dense, names []string) (arrow.RecordBatch, error) {
-	c := d.contig()
-	rows := 0
-	ncol := 1
-	switch len(c.shape) {
-	case 1:
-		rows = c.shape[0]
-	case 2:
-		rows, ncol = c.shape[0], c.shape[1]
-	default:
-		return nil, fmt.Errorf("a chunk of shape %v is not a table", c.shape)
+// denseToRecord makes one record batch of the chunks of one row of
+// blocks, left to right: their columns side by side.
+func denseToRecord(blocks []*Dense, names []string) (arrow.RecordBatch, error) {
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("no chunks to make a record batch of")
+	}
+	rows, ncol := -1, 0
+	dt := blocks[0].dtype
+	for k, d := range blocks {
+		r, nc := 0, 1
+		switch len(d.shape) {
+		case 1:
+			r = d.shape[0]
+			if len(blocks) > 1 {
+				return nil, fmt.Errorf("chunk %d of shape %v: several chunks of a row must be 2-D", k, d.shape)
+			}
+		case 2:
+			r, nc = d.shape[0], d.shape[1]
+		default:
+			return nil, fmt.Errorf("a chunk of shape %v is not a table", d.shape)
+		}
+		if rows >= 0 && r != rows {
+			return nil, fmt.Errorf("chunk %d of the row has %d rows, chunk 0 has %d", k, r, rows)
+		}
+		if d.dtype != dt {
+			return nil, fmt.Errorf("chunk %d of the row has dtype %s, chunk 0 has %s", k, d.dtype, dt)
+		}
+		rows = r
+		ncol += nc
 	}
 	if ncol != len(names) {
-		return nil, fmt.Errorf("a chunk of shape %v has %d columns, want %d", c.shape, ncol, len(names))
+		return nil, fmt.Errorf("chunks of shape %v have %d columns in all, want %d", blocks[0].shape, ncol, len(names))
 	}
 	mem := memory.DefaultAllocator
-	cols := make([]arrow.Array, ncol)
+	cols := make([]arrow.Array, 0, ncol)
 	defer func() {
 		for _, col := range cols {
-			if col != nil {
-				col.Release()
-			}
+			col.Release()
 		}
 	}()
-	for j := range ncol {
-		switch x := c.data.(type) {
-		case []float64:
-			b := arrowarray.NewFloat64Builder(mem)
-			for i := range rows {
-				b.Append(x[i*ncol+j])
+	for _, d := range blocks {
+		c := d.contig()
+		w := 1
+		if len(c.shape) == 2 {
+			w = c.shape[1]
+		}
+		for j := range w {
+			switch x := c.data.(type) {
+			case []float64:
+				b := arrowarray.NewFloat64Builder(mem)
+				for i := range rows {
+					b.Append(x[i*w+j])
+				}
+				cols = append(cols, b.NewArray())
+				b.Release()
+			case []float32:
+				b := arrowarray.NewFloat32Builder(mem)
+				for i := range rows {
+					b.Append(x[i*w+j])
+				}
+				cols = append(cols, b.NewArray())
+				b.Release()
+			case []int64:
+				b := arrowarray.NewInt64Builder(mem)
+				for i := range rows {
+					b.Append(x[i*w+j])
+				}
+				cols = append(cols, b.NewArray())
+				b.Release()
+			case []bool:
+				b := arrowarray.NewBooleanBuilder(mem)
+				for i := range rows {
+					b.Append(x[i*w+j])
+				}
+				cols = append(cols, b.NewArray())
+				b.Release()
+			default:
+				return nil, fmt.Errorf("a chunk of dtype %s has no data", c.dtype)
 			}
-			cols[j] = b.NewArray()
-			b.Release()
-		case []float32:
-			b := arrowarray.NewFloat32Builder(mem)
-			for i := range rows {
-				b.Append(x[i*ncol+j])
-			}
-			cols[j] = b.NewArray()
-			b.Release()
-		case []int64:
-			b := arrowarray.NewInt64Builder(mem)
-			for i := range rows {
-				b.Append(x[i*ncol+j])
-			}
-			cols[j] = b.NewArray()
-			b.Release()
-		case []bool:
-			b := arrowarray.NewBooleanBuilder(mem)
-			for i := range rows {
-				b.Append(x[i*ncol+j])
-			}
-			cols[j] = b.NewArray()
-			b.Release()
 		}
 	}
-	return arrowarray.NewRecordBatch(frameSchema(c.dtype, names), cols, int64(rows)), nil
+	return arrowarray.NewRecordBatch(frameSchema(dt, names), cols, int64(rows)), nil
 }

@@ -160,6 +160,37 @@ func TestDataFrameBridge(t *testing.T) {
 	if q.Value(0) != 1 || q.Value(2) != 5 {
 		t.Fatalf("column q %v", q)
 	}
+	// ToRecords computes the parts; rows picked by a mask (chunks of
+	// unknown length) go back to a DataFrame and come out the same.
+	src := Arange(0, 12, 1, Chunks(5)).Reshape(6, 2).Rechunk(Chunks(4, 1))
+	kept := src.Mask(src.Index(All(), At(0)).Gt(3))
+	recs, err = kept.ToRecords(ctxB, newExec(t), "x", "y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want one per chunk of rows (2)", len(recs))
+	}
+	df2 := dataframe.FromRecords(recs...)
+	for _, r := range recs {
+		r.Release()
+	}
+	again := compute(t, FromFrame(df2, "x", "y"))
+	assertClose(t, again, []int{4, 2}, []float64{4, 5, 6, 7, 8, 9, 10, 11}, 0)
+	ints, err := FromSlice([]int64{1, 2, 3}, []int{3}, Chunks(2)).ToRecords(ctxB, newExec(t), "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ints) != 2 || ints[0].Schema().Field(0).Type.ID() != arrow.INT64 || ints[1].NumRows() != 1 {
+		t.Fatalf("int64 records %v", ints)
+	}
+	for _, r := range ints {
+		r.Release()
+	}
+	_, err = Zeros([]int{2, 3}).ToRecords(ctxB, newExec(t), "a")
+	mustErr(t, err, "1 names", "3 columns")
+	_, err = Zeros([]int{2}).ToRecords(ctxB, nil, "a")
+	mustErr(t, err, "needs an executor")
 	_, _, _, err = Zeros([]int{2, 2, 2}).FrameParts([]string{"a"})
 	mustErr(t, err, "1-D or 2-D", "(2, 2, 2)")
 	_, _, _, err = Zeros([]int{2, 3}).FrameParts([]string{"a", "b"})

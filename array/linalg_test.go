@@ -275,3 +275,50 @@ func TestNorm(t *testing.T) {
 	mustErr(t, Norm(Zeros([]int{2, 2, 2}), P(1)).Err(), "1-D or 2-D")
 	mustErr(t, Norm(vx, Fro, Axis(0)).Err(), "not a vector norm")
 }
+
+// Property test of the blocked LU solve: random square systems that are
+// not diagonally dominant (so rows are swapped across blocks), random
+// chunks, one or several right-hand sides, against gonum's Solve. The
+// error bound grows with the condition number: |x - x_gonum| <= 1e-12·κ₁(a)
+// relative to max(1, |x|).
+func TestSolveProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(39, 40))
+	for trial := range 40 {
+		n := 1 + rng.IntN(24)
+		a := randMat(rng, n, n)
+		cond := mat.Cond(a, 1)
+		if math.IsInf(cond, 0) || cond > 1e8 {
+			continue
+		}
+		k := 1 + rng.IntN(3)
+		b := randMat(rng, n, k)
+		var want mat.Dense
+		if err := want.Solve(a, b); err != nil {
+			t.Fatal(err)
+		}
+		got := compute(t, Solve(matArray(rng, a), matArray(rng, b)))
+		assertMat(t, got, &want, 1e-12*cond)
+		if trial%4 == 0 {
+			// A vector right-hand side gives a vector.
+			col := mat.Col(nil, 0, b)
+			x := compute(t, Solve(matArray(rng, a), FromSlice(col, []int{n}, ChunkSizes(randChunks(rng, []int{n})...))))
+			assertClose(t, x, []int{n}, mat.Col(nil, 0, &want), 1e-12*cond)
+		}
+	}
+	// Integer and float32 systems are solved in float64.
+	ai := FromSlice([]int64{2, 1, 1, 3}, []int{2, 2}, Chunks(1))
+	x := compute(t, Solve(ai, FromSlice([]float32{3, 5}, []int{2}, Chunks(1))))
+	if x.DType() != Float64 {
+		t.Fatalf("dtype %v", x.DType())
+	}
+	assertClose(t, x, []int{2}, []float64{0.8, 1.4}, 1e-14)
+	// Singular in a later column of blocks: rows 2 and 3 repeat rows 0
+	// and 1 combined; the error names where elimination broke down.
+	s := FromSlice([]float64{
+		1, 2, 0, 1,
+		0, 1, 1, 0,
+		1, 3, 1, 1,
+		2, 5, 1, 2,
+	}, []int{4, 4}, Chunks(2))
+	mustErr(t, computeErr(t, Solve(s, Ones([]int{4}, Chunks(2)))), "singular", "column of blocks 1")
+}
