@@ -29,7 +29,7 @@ func TestChunkingIndependence(t *testing.T) {
 		{"broadcast", 1e-14, 2, func(x Array) Array { return x.Sub(x.Mean(Axis(0))).Div(x.Std(Axis(0)).Add(1)) }},
 		{"sum", 1e-12, 0, func(x Array) Array { return x.Sum() }},
 		{"mean axis 0 keepdims", 1e-12, 0, func(x Array) Array { return x.Mean(Axis(0), KeepDims()) }},
-		{"var last axis", 1e-12, 0, func(x Array) Array { return x.Var(Axis(x.NDim() - 1), Ddof(1)) }},
+		{"var last axis", 1e-12, 0, func(x Array) Array { return x.Var(Axis(x.NDim()-1), Ddof(1)) }},
 		{"prod", 1e-12, 0, func(x Array) Array { return x.Div(40).Add(1).Prod(Axis(0)) }},
 		{"nansum", 1e-12, 0, func(x Array) Array { return Where(x.Gt(5), math.NaN(), x).NanSum(Axis(0)) }},
 		{"min max", 0, 0, func(x Array) Array { return x.Min(Axis(0)).Add(x.Max()) }},
