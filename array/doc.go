@@ -86,6 +86,13 @@
 // arrays are summed in float64). Integer arithmetic and reductions of
 // int64 arrays are exact.
 //
+// # DataFrames
+//
+// FromFrame takes columns of a DataFrame (of package dataframe, or any
+// Frame) as an array, one chunk per partition. ToRecords goes back: it
+// computes a 1-D or 2-D array as Arrow record batches, one per chunk of
+// rows, and dataframe.FromRecords(recs...) makes them a DataFrame.
+//
 // # Memory and the wire
 //
 // Chunks are sent between processes and spilled to disk as Arrow IPC
