@@ -71,13 +71,14 @@ func (df DataFrame) Compute(ctx context.Context, exec graph.Executor) (arrow.Tab
 }
 
 func (df DataFrame) computeRecords(ctx context.Context, exec graph.Executor) ([]arrow.RecordBatch, error) {
-	l, keys, err := df.lower()
-	if err != nil {
-		return nil, err
-	}
 	if exec == nil {
 		return nil, errors.New("dataframe: Compute needs an executor, such as local.New()")
 	}
+	l, keys, done, err := df.lowerFor(exec)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	vals, err := exec.Compute(ctx, l.g, keys...)
 	if cerr := cleanupShuffles(exec, l.shuffles); err == nil && cerr != nil {
 		return nil, fmt.Errorf("remove shuffle files: %w", cerr)
@@ -124,10 +125,11 @@ func conform(rec arrow.RecordBatch, schema *arrow.Schema) (arrow.RecordBatch, er
 // The returned DataFrame reads them from there, so that several
 // computations share the work; call its Release when done.
 func (df DataFrame) Persist(ctx context.Context, exec graph.Executor) (DataFrame, error) {
-	l, keys, err := df.lower()
+	l, keys, done, err := df.lowerFor(exec)
 	if err != nil {
 		return DataFrame{}, err
 	}
+	defer done() // every partition is computed before Persist returns
 	fs, err := exec.Submit(ctx, l.g, keys...)
 	if err != nil {
 		cleanupShuffles(exec, l.shuffles)

@@ -25,6 +25,10 @@ type lowerer struct {
 	keys     map[*node][]graph.Key
 	tokens   map[*node]string
 	parents  map[*node]int // a node used by several is computed once, not fused into each
+	// inProcess: tasks run in this process, so in-memory records are held
+	// (see held.go), with these ids, instead of encoded.
+	inProcess bool
+	held      []uint64
 }
 
 func newLowerer(reg *graph.Registry, root *node) *lowerer {
@@ -177,6 +181,13 @@ func (l *lowerer) pipeline(n *node, sink sinkSpec, prefix string) ([]graph.Key, 
 			}
 		}
 		for _, rec := range base.src.records {
+			if l.inProcess {
+				id := hold(rec)
+				l.held = append(l.held, id)
+				src = append(src, sourceSpec{Kind: "held", Held: id, Columns: base.src.columns, Filter: filter})
+				inputs = append(inputs, nil)
+				continue
+			}
 			b, err := l.reg.MarshalValue(rec)
 			if err != nil {
 				return nil, err
@@ -215,7 +226,7 @@ func (l *lowerer) pipeline(n *node, sink sinkSpec, prefix string) ([]graph.Key, 
 	keys := make([]graph.Key, len(src))
 	for i := range src {
 		p := program{Source: src[i], Steps: steps, Sink: sink}
-		params, err := json.Marshal(p)
+		params, err := marshalProgram(p)
 		if err != nil {
 			return nil, err
 		}
@@ -343,12 +354,15 @@ func (l *lowerer) pipelineHead(n *node, rows int64) ([]graph.Key, error) {
 	out := make([]graph.Key, len(keys))
 	for i, k := range keys {
 		t, _ := l.g.Get(k)
-		var p program
-		if err := json.Unmarshal(t.Params, &p); err != nil {
+		p, err := unmarshalProgram(t.Params)
+		if err != nil {
 			return nil, err
 		}
 		p.Steps = append(p.Steps, stepSpec{Kind: "head", N: rows})
-		params, _ := json.Marshal(p)
+		params, err := marshalProgram(p)
+		if err != nil {
+			return nil, err
+		}
 		out[i] = graph.NewKey("head-partition", graph.TokenizeStrings(l.token(n), fmt.Sprint(rows)), i)
 		if err := l.g.Add(&graph.Task{Key: out[i], Op: OpPartition, Params: params, Deps: t.Deps}); err != nil {
 			return nil, err
@@ -435,12 +449,12 @@ func (s *source) identity() string {
 func (l *lowerer) patch(keys []graph.Key, f func(i int, p *program, t *graph.Task)) error {
 	for i, k := range keys {
 		t, _ := l.g.Get(k)
-		var p program
-		if err := json.Unmarshal(t.Params, &p); err != nil {
+		p, err := unmarshalProgram(t.Params)
+		if err != nil {
 			return err
 		}
 		f(i, &p, t)
-		b, err := json.Marshal(p)
+		b, err := marshalProgram(p)
 		if err != nil {
 			return err
 		}

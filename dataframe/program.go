@@ -1,7 +1,9 @@
 package dataframe
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +33,8 @@ type program struct {
 }
 
 type sourceSpec struct {
-	// Kind is "input" (the task's inputs, concatenated), "read" (a part of
+	// Kind is "input" (the task's inputs, concatenated), "held" (a record
+	// held in this process), "read" (a part of
 	// files) or "record" (a record encoded in the params).
 	Kind    string   `json:"kind"`
 	Format  string   `json:"format,omitempty"`
@@ -39,6 +42,7 @@ type sourceSpec struct {
 	Columns []string `json:"columns,omitempty"` // projection pushed into the read
 	Filter  []byte   `json:"filter,omitempty"`  // predicate evaluated while reading
 	Record  []byte   `json:"record,omitempty"`
+	Held    uint64   `json:"held,omitempty"` // a record held in this process (see held.go)
 	Schema  []byte   `json:"schema,omitempty"` // of the input, when there may be no input rows
 }
 
@@ -83,9 +87,51 @@ var allocator memory.Allocator = mempool.Default
 // OpPartition is the op that runs a partition program.
 const OpPartition = "dataframe.partition"
 
-func runPartition(ctx context.Context, in graph.OpInput) (any, error) {
+// programMagic starts the params of a program that carries a record: the
+// record's bytes follow the JSON, so that megabytes of data are neither
+// base64-encoded nor parsed as JSON.
+const programMagic = "\x00shoal-program\x00"
+
+// marshalProgram encodes a program as the params of OpPartition.
+func marshalProgram(p program) ([]byte, error) {
+	rec := p.Source.Record
+	if rec == nil {
+		return json.Marshal(p)
+	}
+	p.Source.Record = nil
+	js, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(programMagic)+binary.MaxVarintLen64+len(js)+len(rec))
+	b = append(b, programMagic...)
+	b = binary.AppendUvarint(b, uint64(len(js)))
+	b = append(b, js...)
+	return append(b, rec...), nil
+}
+
+// unmarshalProgram decodes what marshalProgram encoded; the record's
+// bytes are not copied.
+func unmarshalProgram(b []byte) (program, error) {
 	var p program
-	if err := json.Unmarshal(in.Params, &p); err != nil {
+	if !bytes.HasPrefix(b, []byte(programMagic)) {
+		return p, json.Unmarshal(b, &p)
+	}
+	b = b[len(programMagic):]
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return p, errors.New("truncated program")
+	}
+	if err := json.Unmarshal(b[k:k+int(n)], &p); err != nil {
+		return p, err
+	}
+	p.Source.Record = b[k+int(n):]
+	return p, nil
+}
+
+func runPartition(ctx context.Context, in graph.OpInput) (any, error) {
+	p, err := unmarshalProgram(in.Params)
+	if err != nil {
 		return nil, fmt.Errorf("decode partition program: %w", err)
 	}
 	mem := allocator
@@ -123,6 +169,12 @@ func (s *sourceSpec) open(ctx context.Context, in graph.OpInput, mem memory.Allo
 			}
 		}
 		rec, err := concatInputs(in.Inputs, schema, mem)
+		if err != nil {
+			return nil, err
+		}
+		return s.narrow(ctx, rec, mem)
+	case "held":
+		rec, err := s.openHeld(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -34,10 +34,11 @@ func (df DataFrame) RepartitionSize(ctx context.Context, exec graph.Executor, ta
 	if target <= 0 {
 		return DataFrame{}, fmt.Errorf("RepartitionSize: a target of %d bytes", target)
 	}
-	l, parts, err := df.lower()
+	l, parts, done, err := df.lowerFor(exec)
 	if err != nil {
 		return DataFrame{}, err
 	}
+	defer done()
 	keys := make([]graph.Key, len(parts))
 	for i, p := range parts {
 		keys[i] = graph.NewKey("partition-size", string(p), i)

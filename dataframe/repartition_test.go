@@ -40,7 +40,7 @@ func TestRepartitionSize(t *testing.T) {
 		{2_000, 24, 40}, // cut: each partition in pieces
 		{20_000, 2, 4},  // concatenated by twos
 		{1 << 30, 1, 1}, // all in one
-		{8_100, 6, 8},   // about as they are
+		{12_000, 5, 8},  // about as they are
 	} {
 		got, err := frame.RepartitionSize(ctx, e, tc.target)
 		if err != nil {

@@ -252,10 +252,11 @@ func cmpOrdered[T int64 | uint64 | float64 | string | time.Duration](a, b T) int
 func (df DataFrame) indexStats(ctx context.Context, exec graph.Executor, col string) (*indexStats, error) {
 	sel := df.Select(col)
 	// Per partition: the minimum and maximum, the sortedness, a sample.
-	l, parts, err := sel.lower()
+	l, parts, done, err := sel.lowerFor(exec)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	n := len(parts)
 	per := min(max(20*n, 200), 20_000)
 	statKeys := make([]graph.Key, n)

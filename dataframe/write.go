@@ -74,6 +74,8 @@ func (df DataFrame) write(ctx context.Context, exec graph.Executor, format, dir 
 		return nil, err
 	}
 	l := newLowerer(graph.Default(), root)
+	l.inProcess = runsInProcess(exec)
+	defer func() { unhold(l.held) }()
 	n := root.nparts
 	width := len(fmt.Sprint(max(n-1, 0)))
 	var keys []graph.Key
@@ -84,13 +86,13 @@ func (df DataFrame) write(ctx context.Context, exec graph.Executor, format, dir 
 	}
 	for i, k := range base {
 		t, _ := l.g.Get(k)
-		var p program
-		if err := json.Unmarshal(t.Params, &p); err != nil {
+		p, err := unmarshalProgram(t.Params)
+		if err != nil {
 			return nil, err
 		}
 		p.Sink.Write = &writeSpec{Format: format, Options: fo,
 			Path: filepath.Join(dir, strings.Replace(pattern, "*", fmt.Sprintf("%0*d", width, i), 1))}
-		t.Params, err = json.Marshal(p)
+		t.Params, err = marshalProgram(p)
 		if err != nil {
 			return nil, err
 		}

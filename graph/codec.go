@@ -731,6 +731,7 @@ func recoverArrow(err *error) {
 
 func encodeRecord(rec arrow.RecordBatch) ([]byte, error) {
 	var b bytes.Buffer
+	b.Grow(int(SizeOf(rec)) + 64*int(rec.NumCols()) + 1024) // buffers and messages, grown once
 	w := ipc.NewWriter(&b, ipc.WithSchema(rec.Schema()))
 	if err := w.Write(rec); err != nil {
 		w.Close()

@@ -436,3 +436,7 @@ func (e *Executor) publishTransitions(s *slot, evs []scheduler.Event) {
 	}
 	e.hub.Publish(e.evbuf...)
 }
+
+// InProcess reports that tasks run in this process: collections may hand
+// them Go values (in-memory partitions) directly instead of encoding them.
+func (e *Executor) InProcess() bool { return true }

@@ -78,7 +78,8 @@ func readShard(ctx context.Context, st Storage, id string, output int, ref shard
 		return fmt.Errorf("%s: %w", where(), err)
 	}
 	defer rd.Release()
-	if !rd.Schema().Equal(schema) {
+	same := rd.Schema().Equal(schema)
+	if !same && !sameColumns(rd.Schema(), schema) {
 		return fmt.Errorf("%s: rows of schema %s, want %s", where(), rd.Schema(), schema)
 	}
 	var rows int64
@@ -87,7 +88,12 @@ func readShard(ctx context.Context, st Storage, id string, output int, ref shard
 			return err
 		}
 		rec := rd.RecordBatch()
-		rec.Retain()
+		if same {
+			rec.Retain()
+		} else {
+			// Only nullability or metadata differ: relabel.
+			rec = array.NewRecordBatch(schema, rec.Columns(), rec.NumRows())
+		}
 		rows += rec.NumRows()
 		if err := fn(rec); err != nil {
 			return err
@@ -100,6 +106,21 @@ func readShard(ctx context.Context, st Storage, id string, output int, ref shard
 		return fmt.Errorf("%s: read %d rows, the manifest says %d: %w", where(), rows, ref.seg.Rows, ErrShardGone)
 	}
 	return nil
+}
+
+// sameColumns reports whether a and b have the same column names and
+// types, whatever their nullability and metadata.
+func sameColumns(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i := range a.NumFields() {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || !arrow.TypeEqual(fa.Type, fb.Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // freeShards discards or removes the shards of an output once collected.
