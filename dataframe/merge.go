@@ -139,6 +139,11 @@ func (df DataFrame) Merge(right DataFrame, opts ...MergeOptions) DataFrame {
 		return mergeBroadcast(df.n, right.n, schema, params, 0, desc+fmt.Sprintf(" (broadcast left side, ~%s)", byteSize(lsize)))
 	}
 
+	// One partition on each side: nothing to move.
+	if df.NPartitions() == 1 && right.NPartitions() == 1 {
+		return mergeWhole(df.n, right.n, schema, params, desc+" (one partition each)")
+	}
+
 	// Otherwise hash-shuffle both sides on the keys.
 	n := o.Partitions
 	if n <= 0 {
@@ -342,6 +347,31 @@ func mergeZip(left, right *node, schema *arrow.Schema, params joinParams, desc s
 				}
 			}
 			return out, nil
+		},
+	}, left, right)
+}
+
+// mergeWhole joins all the left partitions with all the right ones in one
+// task (for sides of one partition each).
+func mergeWhole(left, right *node, schema *arrow.Schema, params joinParams, desc string) DataFrame {
+	return custom(schema, &customPlan{
+		what:   desc,
+		params: params,
+		count:  func([]int) int { return 1 },
+		lower: func(l *lowerer, token string, ins [][]graph.Key) ([]graph.Key, error) {
+			deps := make([]graph.Key, 2)
+			for i, sch := range [][]byte{params.Left, params.Right} {
+				if len(ins[i]) == 1 {
+					deps[i] = ins[i][0]
+					continue
+				}
+				var err error
+				if deps[i], err = l.task("merge-side", token, OpConcat, concatParams{Schema: sch}, ins[i], i); err != nil {
+					return nil, err
+				}
+			}
+			k, err := l.task("merge", token, OpJoin, params, deps)
+			return []graph.Key{k}, err
 		},
 	}, left, right)
 }
