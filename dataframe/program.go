@@ -42,7 +42,7 @@ type sourceSpec struct {
 	Columns []string `json:"columns,omitempty"` // projection pushed into the read
 	Filter  []byte   `json:"filter,omitempty"`  // predicate evaluated while reading
 	Record  []byte   `json:"record,omitempty"`
-	Held    uint64   `json:"held,omitempty"` // a record held in this process (see held.go)
+	Held    uint64   `json:"held,omitempty"`   // a record held in this process (see held.go)
 	Schema  []byte   `json:"schema,omitempty"` // of the input, when there may be no input rows
 }
 
