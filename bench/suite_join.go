@@ -36,6 +36,8 @@ var joinQueries = []joinQuery{
 		sql: "SELECT x.*, medium.id1 AS medium_id1, medium.id2 AS medium_id2, medium.id4 AS medium_id4, medium.v2 FROM {x} AS x JOIN {medium} AS medium USING (id5)", right: "medium", on: "id5"},
 	{id: "q5", desc: "big inner on int",
 		sql: "SELECT x.*, big.id1 AS big_id1, big.id2 AS big_id2, big.id4 AS big_id4, big.id5 AS big_id5, big.id6 AS big_id6, big.v2 FROM {x} AS x JOIN {big} AS big USING (id3)", right: "big", on: "id3"},
+	{id: "q5-left", desc: "big left on int (not an H2O question)",
+		sql: "SELECT x.*, big.id1 AS big_id1, big.id2 AS big_id2, big.id4 AS big_id4, big.id5 AS big_id5, big.id6 AS big_id6, big.v2 FROM {x} AS x LEFT JOIN {big} AS big USING (id3)", right: "big", on: "id3", left: true},
 }
 
 // joinChecksum is the answer both engines give of a join's result: rows,
