@@ -32,6 +32,23 @@
 // aggregation per partition followed by a tree of merges; GroupBy.SplitOut
 // spreads a result with many groups over several partitions.
 //
+// Operations that move rows between partitions go through a shuffle that
+// writes its rows to the executor's local directory and reads them back per
+// output, so that they work on data larger than memory: SortValues,
+// SetIndex (which also records the divisions of the index, so that Loc
+// reads only the partitions that can match), Repartition, Merge (inner,
+// left, right and outer joins: a small side is broadcast instead, and
+// frames indexed alike are joined partition by partition), DropDuplicates,
+// and the exact medians and quantiles of groups (GroupBy.Median). A full
+// disk during a shuffle is a *ShuffleError that names the operation, the
+// partition, the file and the reason, and the shuffle's files are removed
+// whether the computation succeeds, fails or is cancelled.
+//
+// Time series: Resample bins rows by a rule ("15min", "1h", "1D", "W",
+// "ME", "QE", "YE", in a time zone) and aggregates each bin, empty bins
+// included, as pandas does; Rolling computes windows of rows or of time
+// across partitions with the edge rows of the partitions before.
+//
 // Nulls follow SQL and pandas: aggregates skip them, comparisons with null
 // are null, and a filter keeps only the rows where its predicate is true.
 //
