@@ -57,23 +57,29 @@ func FormatTable(t arrow.Table, maxRows int) string {
 		}
 	}
 	var b strings.Builder
+	var line strings.Builder
+	endLine := func() { // no trailing spaces
+		b.WriteString(strings.TrimRight(line.String(), " "))
+		b.WriteByte('\n')
+		line.Reset()
+	}
 	for r, row := range cells {
 		if skipped && r == maxRows/2+1 {
 			for j := range ncol {
 				if j > 0 {
-					b.WriteString("  ")
+					line.WriteString("  ")
 				}
-				b.WriteString(pad("...", width[j], right[j]))
+				line.WriteString(pad("...", width[j], right[j]))
 			}
-			b.WriteByte('\n')
+			endLine()
 		}
 		for j, c := range row {
 			if j > 0 {
-				b.WriteString("  ")
+				line.WriteString("  ")
 			}
-			b.WriteString(pad(c, width[j], right[j] && r > 0))
+			line.WriteString(pad(c, width[j], right[j] && r > 0))
 		}
-		b.WriteByte('\n')
+		endLine()
 	}
 	fmt.Fprintf(&b, "[%d rows x %d columns]\n", n, ncol)
 	return b.String()
