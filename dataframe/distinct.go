@@ -308,25 +308,7 @@ func (s Series) ApproxQuantile(qs ...float64) DataFrame {
 		params: p,
 		count:  func([]int) int { return 1 },
 		lower: func(l *lowerer, token string, ins [][]graph.Key) ([]graph.Key, error) {
-			parts := make([]graph.Key, len(ins[0]))
-			for i, k := range ins[0] {
-				pp := p
-				pp.Stage, pp.Seed = "partial", uint64(i)+1
-				var err error
-				if parts[i], err = l.task("quantile-sketch", token, OpQuantileSketch, pp, []graph.Key{k}, i); err != nil {
-					return nil, err
-				}
-			}
-			pm := p
-			pm.Stage = "merge"
-			merged, err := l.tree("quantile-sketch-merge", token, OpQuantileSketch, pm, parts, distinctTreeWidth)
-			if err != nil {
-				return nil, err
-			}
-			pf := p
-			pf.Stage = "final"
-			k, err := l.task("approx-quantile", token, OpQuantileSketch, pf, merged)
-			return []graph.Key{k}, err
+			return stagedReduce(l, token, "quantile-sketch", "approx-quantile", OpQuantileSketch, p, ins[0], true)
 		},
 	}, s.df.n)
 }
@@ -533,27 +515,38 @@ func (df DataFrame) ValueCounts(cols ...string) DataFrame {
 		params: p,
 		count:  func([]int) int { return 1 },
 		lower: func(l *lowerer, token string, ins [][]graph.Key) ([]graph.Key, error) {
-			parts := make([]graph.Key, len(ins[0]))
-			pp := p
-			pp.Stage = "partial"
-			for i, k := range ins[0] {
-				var err error
-				if parts[i], err = l.task("value-counts", token, OpValueCounts, pp, []graph.Key{k}, i); err != nil {
-					return nil, err
-				}
-			}
-			pm := p
-			pm.Stage = "merge"
-			merged, err := l.tree("value-counts-merge", token, OpValueCounts, pm, parts, distinctTreeWidth)
-			if err != nil {
-				return nil, err
-			}
-			pf := p
-			pf.Stage = "final"
-			k, err := l.task("value-counts-final", token, OpValueCounts, pf, merged)
-			return []graph.Key{k}, err
+			return stagedReduce(l, token, "value-counts", "value-counts-final", OpValueCounts, p, ins[0], false)
 		},
 	}, in.n)
+}
+
+// stagedReduce adds the tasks of a reduction in three stages of op: a
+// "partial" task per partition (each with its own seed when seeded), a
+// tree of "merge" tasks and a "final" task, named prefix, prefix-merge and
+// final.
+func stagedReduce(l *lowerer, token, prefix, final, op string, p distinctParams, parts []graph.Key, seeded bool) ([]graph.Key, error) {
+	partials := make([]graph.Key, len(parts))
+	for i, k := range parts {
+		pp := p
+		pp.Stage = "partial"
+		if seeded {
+			pp.Seed = uint64(i) + 1
+		}
+		var err error
+		if partials[i], err = l.task(prefix, token, op, pp, []graph.Key{k}, i); err != nil {
+			return nil, err
+		}
+	}
+	pm := p
+	pm.Stage = "merge"
+	merged, err := l.tree(prefix+"-merge", token, op, pm, partials, distinctTreeWidth)
+	if err != nil {
+		return nil, err
+	}
+	pf := p
+	pf.Stage = "final"
+	k, err := l.task(final, token, op, pf, merged)
+	return []graph.Key{k}, err
 }
 
 func toAny(cols []string) []any {
