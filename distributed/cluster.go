@@ -64,8 +64,9 @@ type LocalClusterOptions struct {
 	// others). Every worker process is watched either way: the scheduler
 	// learns why one ended (exit code, signal, memory).
 	Nanny bool
-	// PauseFraction of MemoryLimit above which a worker starts no new
-	// tasks (default 0.8); TerminateFraction above which the nanny kills
+	// PauseFraction of MemoryLimit above which a worker process starts no
+	// new tasks (default 0.8; in-process workers never pause);
+	// TerminateFraction above which the nanny kills
 	// it (default 0.95). TargetFraction above which it spills values to
 	// disk (default 0.6).
 	TargetFraction, PauseFraction, TerminateFraction float64
@@ -150,6 +151,9 @@ func (lc *LocalCluster) startInProcess(spec workerSpec) {
 	if reg == nil {
 		reg = graph.Default()
 	}
+	// In-process workers share this process's memory: its size says
+	// nothing of one of them, so they do not pause for it.
+	spec.PauseFraction = -1
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &inprocWorker{cancel: cancel, done: make(chan error, 1)}
 	go func() { w.done <- runWorker(ctx, spec, reg, lc.logger) }()

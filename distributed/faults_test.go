@@ -1,0 +1,217 @@
+package distributed_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shoal-data/shoal/distributed"
+	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/scheduler"
+)
+
+var (
+	// exit ends the process that runs it with the exit code x.
+	exit = graph.MustRegisterFunc("distributed_test.exit", func(_ context.Context, x int) (int, error) {
+		os.Exit(x)
+		return 0, nil
+	})
+	// hog allocates mb megabytes and touches them, then waits to be
+	// killed (or cancelled).
+	hog = graph.MustRegisterFunc("distributed_test.hog", func(ctx context.Context, mb int) (int, error) {
+		var keep [][]byte
+		for range mb {
+			b := make([]byte, 1<<20)
+			for i := range b {
+				b[i] = 1
+			}
+			keep = append(keep, b)
+		}
+		<-ctx.Done()
+		return len(keep), ctx.Err()
+	})
+)
+
+// TestKilledWorkerProcesses runs a task that kills every worker that runs
+// it: with the nanny restarting them, it fails after three deaths with an
+// error that names the task, the workers and the exit code.
+func TestKilledWorkerProcesses(t *testing.T) {
+	lc, c := processCluster(t, distributed.LocalClusterOptions{Nanny: true, ThreadsPerWorker: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err := graph.Compute[int](ctx, c, exit.Call(3))
+	var kw *scheduler.KilledWorkerError
+	if !errors.As(err, &kw) {
+		t.Fatalf("compute: %v, want a KilledWorkerError", err)
+	}
+	if len(kw.Workers) != 3 || len(kw.Causes) != 3 {
+		t.Fatalf("killed workers %v, causes %q; want 3 of each", kw.Workers, kw.Causes)
+	}
+	for i, cause := range kw.Causes {
+		if !strings.Contains(cause, "exit code 3") {
+			t.Errorf("cause %d: %q, want exit code 3", i, cause)
+		}
+	}
+	if !strings.Contains(err.Error(), "exit code 3") || !strings.Contains(err.Error(), string(kw.Key)) {
+		t.Errorf("message %q does not name the task and the cause", err)
+	}
+	// The nanny restarted them: the cluster is whole and works.
+	if err := lc.Scheduler().WaitForWorkers(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := graph.Compute[int](ctx, c, double.Call(21)); err != nil || got != 42 {
+		t.Fatalf("after the restarts: %v, %v", got, err)
+	}
+	// The dead workers' last log lines are still there.
+	logs, err := c.WorkerLogs(ctx, 0, kw.Workers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range kw.Workers {
+		l, ok := logs[w]
+		if !ok || !l.Gone || len(l.Records) == 0 {
+			t.Errorf("worker %s: logs %+v, want its last records, gone", w, l)
+			continue
+		}
+		found := false
+		for _, r := range l.Records {
+			found = found || strings.Contains(r.Message, "connected to the scheduler")
+		}
+		if !found {
+			t.Errorf("worker %s: no 'connected' record among %v", w, l.Records)
+		}
+	}
+	// The scheduler logged why they were removed.
+	slogs, err := c.SchedulerLogs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	for _, r := range slogs {
+		if r.Message == "worker lost" && strings.Contains(r.Attrs["reason"], "exit code 3") {
+			lost++
+		}
+	}
+	if lost < 3 {
+		t.Errorf("%d 'worker lost' records with the exit code, want 3", lost)
+	}
+}
+
+// TestNannyTerminatesOnMemory runs a task that uses more memory than the
+// worker's terminate threshold: the nanny kills the worker each time, and
+// the task fails naming the memory as the cause.
+func TestNannyTerminatesOnMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates memory in worker processes")
+	}
+	_, c := processCluster(t, distributed.LocalClusterOptions{Nanny: true, ThreadsPerWorker: 1, Workers: 1,
+		MemoryLimit: 96 << 20, PauseFraction: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err := graph.Compute[int](ctx, c, hog.Call(128))
+	var kw *scheduler.KilledWorkerError
+	if !errors.As(err, &kw) {
+		t.Fatalf("compute: %v, want a KilledWorkerError", err)
+	}
+	last := kw.Causes[len(kw.Causes)-1]
+	if !strings.Contains(last, "killed by the nanny") || !strings.Contains(last, "above the terminate threshold") ||
+		!strings.Contains(last, "91.20 MiB (0.95 of the 96.00 MiB limit)") {
+		t.Errorf("cause %q, want the memory, the threshold and the limit", last)
+	}
+}
+
+// TestWorkerPausesOnMemory gives a worker a limit its process is already
+// above the pause threshold of: it starts no task, says why in its logs,
+// and the scheduler reports it paused.
+func TestWorkerPausesOnMemory(t *testing.T) {
+	_, c := processCluster(t, distributed.LocalClusterOptions{Workers: 1, MemoryLimit: 4 << 20,
+		TerminateFraction: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eventually(t, "the worker is paused", func() bool {
+		info, err := c.Info(ctx)
+		return err == nil && len(info.Workers) == 1 && info.Workers[0].State == "paused"
+	})
+	f, err := c.SubmitCall(ctx, double.Name(), []any{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the scheduler has the task", func() bool {
+		info, err := c.Info(ctx)
+		n := 0
+		for _, v := range info.Tasks {
+			n += v
+		}
+		return err == nil && n == 1
+	})
+	logs, err := c.WorkerLogs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range logs {
+		for _, r := range l.Records {
+			if strings.HasPrefix(r.Message, "pausing: process memory") && strings.Contains(r.Message,
+				"above the pause threshold 3.20 MiB (0.80 of the 4.00 MiB limit)") && r.Attrs["process_memory"] != "" {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no pause record with the numbers in %v", logs)
+	}
+	// Not run: cancelling it fails it (a computed value would have been
+	// reported long before).
+	c.Cancel(f)
+	<-f.Done()
+	if !errors.Is(f.Err(), context.Canceled) {
+		t.Errorf("future of a task a paused worker must not run: %v, want cancelled", f.Err())
+	}
+}
+
+// TestNannyRestartsKilledWorker kills a worker process with SIGKILL: the
+// nanny starts a new one, which joins, and the cluster computes as before.
+func TestNannyRestartsKilledWorker(t *testing.T) {
+	lc, c := processCluster(t, distributed.LocalClusterOptions{Nanny: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n := lc.Nannies()[0]
+	starts, restarted := n.Starts()
+	old := n.Process()
+	if err := old.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-restarted:
+	case <-ctx.Done():
+		t.Fatal("the nanny did not restart the worker")
+	}
+	if now, _ := n.Starts(); now != starts+1 || n.Process().Pid == old.Pid {
+		t.Fatalf("starts %d -> %d, pid %d -> %d", starts, now, old.Pid, n.Process().Pid)
+	}
+	eventually(t, "the restarted worker joined", func() bool {
+		info, err := c.Info(ctx)
+		if err != nil || len(info.Workers) != 2 {
+			return false
+		}
+		for _, w := range info.Workers {
+			if w.PID == n.Process().Pid {
+				return true
+			}
+		}
+		return false
+	})
+	var parts []any
+	want := 0
+	for i := range 40 {
+		parts = append(parts, double.Call(i))
+		want += 2 * i
+	}
+	if got, err := graph.Compute[int](ctx, c, sum.Call(graph.List(parts...))); err != nil || got != want {
+		t.Fatalf("after the restart: %v, %v", got, err)
+	}
+}
