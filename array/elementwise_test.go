@@ -230,3 +230,96 @@ func TestElementwiseErrors(t *testing.T) {
 	// An integer to a negative power fails when computed, naming the values.
 	mustErr(t, computeErr(t, FromSlice([]int64{2}, []int{1}).Pow(-1)), "2 ** -1", "negative")
 }
+
+// Expressions that read a transposed matrix in big chunks (more than one
+// tile of elements) against a loop, for every dtype and for shapes whose
+// rows do not divide a tile.
+func TestElementwiseTransposedBigChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, tt := range []struct {
+		rows, cols int
+		chunks     []int
+		dt         DType
+	}{
+		{300, 300, []int{300, 300}, Float64},
+		{97, 211, []int{60, 211}, Float64},
+		{2100, 3, []int{2100, 3}, Float32},
+		{5, 4100, []int{5, 4000}, Int64},
+		{130, 140, []int{-1, 70}, Bool},
+		{1, 5000, []int{1, 5000}, Float64},
+	} {
+		n := tt.rows * tt.cols
+		vals := randFloats(rng, n)
+		x := FromSlice(vals, []int{tt.rows, tt.cols}, Chunks(tt.chunks...))
+		if tt.dt == Bool {
+			x = x.Gt(0)
+		} else {
+			x = x.Astype(tt.dt)
+		}
+		// xᵀ·2 - xᵀ², read through the transposed chunks, and summed.
+		y := x.T().Astype(Float64)
+		e := y.Mul(2).Sub(y.Mul(y))
+		want := ref{shape: []int{tt.cols, tt.rows}}
+		for i := range tt.cols {
+			for j := range tt.rows {
+				v := vals[j*tt.cols+i]
+				switch tt.dt {
+				case Bool:
+					v = map[bool]float64{true: 1, false: 0}[v > 0]
+				case Int64:
+					v = math.Trunc(v)
+				}
+				want.v = append(want.v, 2*v-v*v)
+			}
+		}
+		assertClose(t, compute(t, e), want.shape, want.v, 1e-12)
+		s, err := compute(t, e.Sum()).At()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !closeTo(s, refSum(want.v, nil), 1e-12) {
+			t.Fatalf("%v %v: sum %v, want %v", tt.dt, []int{tt.rows, tt.cols}, s, refSum(want.v, nil))
+		}
+		// x + xᵀ of a square matrix.
+		if tt.rows == tt.cols && tt.dt == Float64 {
+			sq := compute(t, x.Add(x.T()))
+			var want []float64
+			for i := range tt.rows {
+				for j := range tt.cols {
+					want = append(want, vals[i*tt.cols+j]+vals[j*tt.cols+i])
+				}
+			}
+			assertClose(t, sq, []int{tt.rows, tt.cols}, want, 0)
+		}
+	}
+}
+
+// A band serves every tile of a transposed matrix with the right elements,
+// whatever the tiles' positions relative to the rows and bands.
+func TestBandTiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	for _, cols := range []int{1, 3, 97, 300, 2047, 2048, 2049, 4100, 70000} {
+		rows := 1 + (3*bandElems+cols-1)/cols + rng.IntN(5)
+		if rows*cols > 1<<20 {
+			rows = (1 << 20) / cols
+		}
+		src := make([]float64, rows*cols) // the input, cols×rows row-major
+		for i := range src {
+			src[i] = float64(i)
+		}
+		shape := []int{rows, cols}
+		nb := min(rows, max((bandElems+cols-1)/cols, (tileSize+cols-1)/cols+1))
+		b := &band{buf: makeSlice(Float64, nb*cols), rows: nb, ld: rows, r0: -1}
+		for p := 0; p < rows*cols; {
+			n := min(1+rng.IntN(tileSize), rows*cols-p)
+			got := b.tile(src, shape, p, n).([]float64)
+			for k, v := range got {
+				i, j := (p+k)/cols, (p+k)%cols
+				if want := src[j*rows+i]; v != want {
+					t.Fatalf("cols %d: element (%d, %d) of the tile at %d is %v, want %v", cols, i, j, p, v, want)
+				}
+			}
+			p += n
+		}
+	}
+}

@@ -88,6 +88,42 @@ type leafReader struct {
 	data    any   // contiguous elements
 	direct  bool  // laid out as the output: read data[p:p+n]
 	strides []int // per output axis; 0 where broadcast
+	band    *band // a transposed matrix, read through a band of rows
+}
+
+// bandElems is about how many elements a band of a transposed input
+// holds: small enough to stay in cache.
+const bandElems = 64 << 10
+
+// band holds rows r0..r0+n of the result's layout of a transposed matrix
+// (2-D, strides 1 and ld).
+type band struct {
+	buf   any // rows×cols elements
+	rows  int // the most rows it holds
+	ld    int
+	r0, n int
+}
+
+// tile returns the elements p..p+n of the result's layout, transposing
+// the band of rows that holds them if it is not the current one.
+func (b *band) tile(src any, shape []int, p, n int) any {
+	cols := shape[1]
+	r, last := p/cols, (p+n-1)/cols
+	if b.r0 < 0 || r < b.r0 || last >= b.r0+b.n {
+		b.r0, b.n = r, min(b.rows, shape[0]-r)
+		switch d := b.buf.(type) {
+		case []float64:
+			transposeInto(d[:b.n*cols], src.([]float64), b.n, cols, b.ld, r)
+		case []float32:
+			transposeInto(d[:b.n*cols], src.([]float32), b.n, cols, b.ld, r)
+		case []int64:
+			transposeInto(d[:b.n*cols], src.([]int64), b.n, cols, b.ld, r)
+		case []bool:
+			transposeInto(d[:b.n*cols], src.([]bool), b.n, cols, b.ld, r)
+		}
+	}
+	off := p - b.r0*cols
+	return subslice(b.buf, off, off+n)
 }
 
 func newEvaluator(p *mapParams, inputs []any) (*evaluator, error) {
@@ -171,9 +207,20 @@ func newEvaluator(p *mapParams, inputs []any) (*evaluator, error) {
 				same = false
 			}
 		}
-		if same && c.Size() == ev.size {
+		root := p.Expr[len(p.Expr)-1]
+		switch {
+		case same && c.Size() == ev.size:
 			lr.direct = true
-		} else if c.Size() == ev.size && ev.size > tileSize {
+		case c.Size() == ev.size && ev.size > tileSize && len(ev.shape) == 2 && st[0] == 1 &&
+			!(root.Op == "leaf" && root.Leaf == j):
+			// A transposed matrix read by an expression: transpose a band
+			// of rows at a time, in cache-friendly tiles, into a small
+			// buffer that the tiles read, rather than copying the whole
+			// block (a big buffer costs more in page faults than the copy).
+			cols := ev.shape[1]
+			rows := min(ev.shape[0], max((bandElems+cols-1)/cols, (tileSize+cols-1)/cols+1))
+			lr.band = &band{buf: makeSlice(c.dtype, rows*cols), rows: rows, ld: st[1], r0: -1}
+		case c.Size() == ev.size && ev.size > tileSize:
 			// A permutation of the output: copy it into output order once
 			// (in cache-friendly tiles) rather than gathering every tile.
 			perm := &Dense{dtype: c.dtype, shape: ev.shape, strides: st, data: c.data}
@@ -328,6 +375,10 @@ func (ev *evaluator) tile(p, n int) (any, error) {
 			lr := ev.leaves[e.Leaf]
 			if lr.direct {
 				vals[i] = subslice(lr.data, p, p+n)
+				continue
+			}
+			if lr.band != nil {
+				vals[i] = lr.band.tile(lr.data, ev.shape, p, n)
 				continue
 			}
 			if !gathered {
