@@ -370,46 +370,96 @@ func setFrom(dst any, i int, src any, j int) {
 	}
 }
 
-func randomChunk(ctx context.Context, p createParams) (*Dense, error) {
-	n := product(p.Shape)
-	src := rand.NewPCG(p.Seed, p.Stream)
+func randomChunk(_ context.Context, p createParams) (*Dense, error) {
+	g, err := newRandomGen(p)
+	if err != nil {
+		return nil, err
+	}
+	d := newDense(p.DType, p.Shape)
+	g.fill(d.data, 0)
+	return d, nil
+}
+
+// randomGen draws the numbers of one random chunk in row-major order, a
+// run at a time, so that a task can use them without holding the chunk.
+type randomGen struct {
+	p    createParams
+	src  *rand.PCG
+	r    *rand.Rand
+	next int // the position of the next number of the stream
+}
+
+func newRandomGen(p createParams) (*randomGen, error) {
+	switch {
+	case p.Kind == "uniform" && (p.DType == Float64 || p.DType == Float32),
+		p.Kind == "normal" && (p.DType == Float64 || p.DType == Float32),
+		p.Kind == "integers" && p.DType == Int64 && p.IB > p.IA:
+	default:
+		return nil, fmt.Errorf("create %s: no %s random numbers", p.Kind, p.DType)
+	}
+	g := &randomGen{p: p}
+	g.restart()
+	return g, nil
+}
+
+func (g *randomGen) restart() {
+	g.src = rand.NewPCG(g.p.Seed, g.p.Stream)
+	g.r = rand.New(g.src)
+	g.next = 0
+}
+
+// fill sets dst (a slice of the chunk's dtype) to the numbers at
+// positions pos, pos+1, ... of the chunk. Runs in order cost nothing
+// extra; out of order, the stream is drawn again from its start.
+func (g *randomGen) fill(dst any, pos int) {
+	if pos != g.next {
+		if pos < g.next {
+			g.restart()
+		}
+		skip := makeSlice(g.p.DType, min(pos-g.next, 4096))
+		for g.next < pos {
+			g.fill(subslice(skip, 0, min(pos-g.next, sliceLen(skip))), g.next)
+		}
+	}
+	p := g.p
 	switch p.Kind {
 	case "uniform":
 		lo, span := float64(p.A), float64(p.B-p.A)
-		if p.DType == Float32 {
-			v := make([]float32, n)
+		switch v := dst.(type) {
+		case []float32:
 			for i := range v {
 				// As rand.Float64, from the same stream.
-				v[i] = float32(lo + span*(float64(src.Uint64()<<11>>11)/(1<<53)))
+				v[i] = float32(lo + span*(float64(g.src.Uint64()<<11>>11)/(1<<53)))
 			}
-			return &Dense{dtype: Float32, shape: slices.Clone(p.Shape), strides: rowMajorStrides(p.Shape), data: v}, nil
+		case []float64:
+			if lo == 0 && span == 1 {
+				for i := range v {
+					v[i] = float64(g.src.Uint64()<<11>>11) / (1 << 53)
+				}
+			} else {
+				for i := range v {
+					v[i] = lo + span*(float64(g.src.Uint64()<<11>>11)/(1<<53))
+				}
+			}
 		}
-		v := make([]float64, n)
-		if lo == 0 && span == 1 {
-			for i := range v {
-				v[i] = float64(src.Uint64()<<11>>11) / (1 << 53)
-			}
-		} else {
-			for i := range v {
-				v[i] = lo + span*(float64(src.Uint64()<<11>>11)/(1<<53))
-			}
-		}
-		return &Dense{dtype: Float64, shape: slices.Clone(p.Shape), strides: rowMajorStrides(p.Shape), data: v}, nil
 	case "normal":
-		r := rand.New(src)
-		v := make([]float64, n)
-		for i := range v {
-			v[i] = float64(p.A) + float64(p.B)*r.NormFloat64()
+		mean, std := float64(p.A), float64(p.B)
+		switch v := dst.(type) {
+		case []float32:
+			for i := range v {
+				v[i] = float32(mean + std*g.r.NormFloat64())
+			}
+		case []float64:
+			for i := range v {
+				v[i] = mean + std*g.r.NormFloat64()
+			}
 		}
-		d := &Dense{dtype: Float64, shape: slices.Clone(p.Shape), strides: rowMajorStrides(p.Shape), data: v}
-		return d.astype(p.DType), nil
-	default:
-		r := rand.New(src)
-		v := make([]int64, n)
+	case "integers":
+		v := dst.([]int64)
 		span := uint64(p.IB - p.IA)
 		for i := range v {
-			v[i] = p.IA + int64(r.Uint64N(span))
+			v[i] = p.IA + int64(g.r.Uint64N(span))
 		}
-		return &Dense{dtype: Int64, shape: slices.Clone(p.Shape), strides: rowMajorStrides(p.Shape), data: v}, nil
 	}
+	g.next += sliceLen(dst)
 }

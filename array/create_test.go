@@ -198,3 +198,63 @@ func TestDeterministicKeys(t *testing.T) {
 	}
 	_ = rand.New(rand.NewPCG(1, 1))
 }
+
+// The numbers are those of math/rand/v2 with a PCG source seeded with
+// (seed, the chunk's row-major number), drawn in row-major order within
+// the chunk, as the documentation promises: a program in another language
+// can reproduce them.
+func TestRandomStreams(t *testing.T) {
+	const seed = 11
+	shape, chunks := []int{7, 9}, []int{3, 4}
+	grid := []int{3, 3}
+	draw := func(f func(r *rand.Rand) float64) []float64 {
+		out := make([]float64, 63)
+		for bi := range grid[0] {
+			for bj := range grid[1] {
+				r := rand.New(rand.NewPCG(seed, uint64(bi*grid[1]+bj)))
+				for i := bi * 3; i < min(bi*3+3, 7); i++ {
+					for j := bj * 4; j < min(bj*4+4, 9); j++ {
+						out[i*9+j] = f(r)
+					}
+				}
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		a    Array
+		want []float64
+	}{
+		{"uniform", Uniform(seed, shape, -2, 6, Chunks(chunks...)), draw(func(r *rand.Rand) float64 { return -2 + 8*r.Float64() })},
+		{"uniform float32", Uniform(seed, shape, 0, 3, Chunks(chunks...), WithDType(Float32)),
+			draw(func(r *rand.Rand) float64 { return float64(float32(3 * r.Float64())) })},
+		{"normal", Normal(seed, shape, 1, 0.5, Chunks(chunks...)), draw(func(r *rand.Rand) float64 { return 1 + 0.5*r.NormFloat64() })},
+		{"normal float32", Normal(seed, shape, 1, 0.5, Chunks(chunks...), WithDType(Float32)),
+			draw(func(r *rand.Rand) float64 { return float64(float32(1 + 0.5*r.NormFloat64())) })},
+		{"integers", Integers(seed, shape, -4, 1000, Chunks(chunks...)), draw(func(r *rand.Rand) float64 { return float64(-4 + int64(r.Uint64N(1004))) })},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assertClose(t, compute(t, tt.a), shape, tt.want, 0)
+			// The same numbers reach an expression and a reduction.
+			twice := make([]float64, len(tt.want))
+			for i, v := range tt.want {
+				twice[i] = 2 * v
+			}
+			assertClose(t, compute(t, tt.a.Astype(Float64).Mul(2)), shape, twice, 0)
+			assertClose(t, compute(t, tt.a.Astype(Float64).Sum(Axis(1))), []int{7}, reduceRef(newRef(shape, tt.want), []int{1}, false, refSum).v, 1e-12)
+			assertClose(t, compute(t, tt.a.T().Astype(Float64).Add(1)), []int{9, 7}, transposedPlus(shape, tt.want, 1), 0)
+		})
+	}
+}
+
+func transposedPlus(shape []int, v []float64, add float64) []float64 {
+	out := make([]float64, 0, len(v))
+	for j := range shape[1] {
+		for i := range shape[0] {
+			out = append(out, v[i*shape[1]+j]+add)
+		}
+	}
+	return out
+}
