@@ -70,6 +70,10 @@ type LocalClusterOptions struct {
 	// it (default 0.95). TargetFraction above which it spills values to
 	// disk (default 0.6).
 	TargetFraction, PauseFraction, TerminateFraction float64
+	// Metrics serves Prometheus metrics on /metrics from the scheduler and
+	// every worker, each on a free loopback port (see Info's
+	// MetricsAddress and WorkerInfo.Metrics).
+	Metrics bool
 }
 
 // LocalCluster is a scheduler and workers on this machine, on loopback.
@@ -111,6 +115,9 @@ func NewLocalCluster(ctx context.Context, opts LocalClusterOptions) (*LocalClust
 	if scfg.HeartbeatInterval == 0 {
 		scfg.HeartbeatInterval = opts.HeartbeatInterval
 	}
+	if opts.Metrics && scfg.MetricsListen == "" {
+		scfg.MetricsListen = "127.0.0.1:0"
+	}
 	base := opts.LocalDir
 	if base == "" {
 		base = os.TempDir()
@@ -129,6 +136,9 @@ func NewLocalCluster(ctx context.Context, opts LocalClusterOptions) (*LocalClust
 		LocalDir: opts.LocalDir, ScratchDir: shared, Resources: opts.Resources, LogLevel: opts.WorkerLogLevel,
 		HeartbeatInterval: opts.HeartbeatInterval, WatchStdin: true, DeathTimeout: 30 * time.Second,
 		TargetFraction: opts.TargetFraction, PauseFraction: opts.PauseFraction}
+	if opts.Metrics {
+		spec.MetricsListen = "127.0.0.1:0"
+	}
 	for i := range opts.Workers {
 		if opts.InProcess {
 			lc.startInProcess(spec)
@@ -154,6 +164,7 @@ func (lc *LocalCluster) startInProcess(spec workerSpec) {
 	// In-process workers share this process's memory: its size says
 	// nothing of one of them, so they do not pause for it.
 	spec.PauseFraction = -1
+	spec.InProcess = true
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &inprocWorker{cancel: cancel, done: make(chan error, 1)}
 	go func() { w.done <- runWorker(ctx, spec, reg, lc.logger) }()

@@ -16,6 +16,7 @@ type Info struct {
 	Scheduler        string // the scheduler's address
 	SchedulerID      string
 	DashboardAddress string // empty when the scheduler serves no dashboard
+	MetricsAddress   string // host:port of the scheduler's Prometheus /metrics; empty when not served
 	Workers          []WorkerInfo
 	Threads          int   // of all workers
 	Memory           int64 // memory limit of all workers, bytes; 0 when none has one
@@ -36,6 +37,7 @@ type WorkerInfo struct {
 	Managed     int64  // bytes of results in memory
 	Spilled     int64  // bytes of results on disk
 	Process     int64  // bytes the process uses
+	Metrics     string // host:port of its Prometheus /metrics; empty when not served
 }
 
 // Info asks the scheduler for the cluster's description. String prints
@@ -55,13 +57,15 @@ func (c *Client) Info(ctx context.Context) (*Info, error) {
 
 func infoFromWire(ci *wire.ClusterInfo) *Info {
 	info := &Info{Scheduler: ci.Address, SchedulerID: ci.SchedulerId, DashboardAddress: ci.DashboardAddress,
-		Tasks: map[string]int{}}
+		MetricsAddress: ci.MetricsAddress,
+		Tasks:          map[string]int{}}
 	for st, n := range ci.Tasks {
 		info.Tasks[st] = int(n)
 	}
 	for _, w := range ci.Workers {
 		wi := WorkerInfo{Address: w.Address, Name: w.Name, Threads: int(w.Threads), MemoryLimit: w.MemoryLimit,
-			Nanny: w.Nanny, LocalDir: w.LocalDir, Resources: w.Resources, PID: int(w.Pid), State: w.State}
+			Nanny: w.Nanny, LocalDir: w.LocalDir, Resources: w.Resources, PID: int(w.Pid), State: w.State,
+			Metrics: w.MetricsAddress}
 		if m := w.Memory; m != nil {
 			wi.Managed, wi.Spilled, wi.Process = m.Managed, m.Spilled, m.Process
 		}
@@ -96,6 +100,9 @@ func (i *Info) String() string {
 		dash = "none"
 	}
 	fmt.Fprintf(&b, "  dashboard:   %s\n", dash)
+	if i.MetricsAddress != "" {
+		fmt.Fprintf(&b, "  metrics:     http://%s/metrics\n", i.MetricsAddress)
+	}
 	fmt.Fprintf(&b, "  workers:     %d\n", len(i.Workers))
 	fmt.Fprintf(&b, "  threads:     %d\n", i.Threads)
 	fmt.Fprintf(&b, "  memory:      %s\n", formatBytes(i.Memory))

@@ -36,6 +36,8 @@ type workerSpec struct {
 	Supervised        bool               `json:"supervised,omitempty"`
 	Nanny             string             `json:"nanny,omitempty"`
 	PauseFraction     float64            `json:"pause_fraction,omitempty"`
+	MetricsListen     string             `json:"metrics_listen,omitempty"`
+	InProcess         bool               `json:"-"`
 }
 
 // ServeIfWorker turns the process into a worker when NewLocalCluster
@@ -89,6 +91,7 @@ func runWorker(ctx context.Context, spec workerSpec, reg *graph.Registry, logger
 	w, err := worker.New(worker.Config{Scheduler: spec.Scheduler, Name: spec.Name, Threads: spec.Threads,
 		MemoryLimit: spec.MemoryLimit, TargetFraction: spec.TargetFraction, LocalDir: spec.LocalDir,
 		ScratchDir: spec.ScratchDir, Supervised: spec.Supervised, Nanny: spec.Nanny, PauseFraction: spec.PauseFraction,
+		MetricsListen: spec.MetricsListen, InProcess: spec.InProcess,
 		Resources: spec.Resources, Registry: reg, Logger: logger, HeartbeatInterval: spec.HeartbeatInterval,
 		DeathTimeout: spec.DeathTimeout})
 	if err != nil {

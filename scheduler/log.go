@@ -198,6 +198,20 @@ func (s *State) Workers() []WorkerStatus {
 	return out
 }
 
+// HeldCounts returns how many values each worker holds, by worker name.
+func (s *State) HeldCounts() map[string]int {
+	m := make(map[string]int, len(s.wlist))
+	for _, w := range s.wlist {
+		m[w.info.Name] = 0
+	}
+	for _, t := range s.tasks {
+		for _, w := range t.who {
+			m[w.info.Name]++
+		}
+	}
+	return m
+}
+
 // Counts returns the number of tasks in each state.
 func (s *State) Counts() map[TaskState]int {
 	m := make(map[TaskState]int)

@@ -539,3 +539,30 @@ func TestStaleResult(t *testing.T) {
 	m.handle(&TaskFailed{Key: "ghost", Worker: "nobody", Err: errBoom}, &WorkerRemoved{Worker: "nobody"},
 		&WorkerMemory{Worker: "nobody"}, &KeysReleased{Client: "nobody"})
 }
+
+func TestHeldCounts(t *testing.T) {
+	s := New(Config{})
+	s.Handle(&WorkerAdded{Worker: WorkerInfo{Name: "w1", Threads: 1}}, &WorkerAdded{Worker: WorkerInfo{Name: "w2", Threads: 1}})
+	g := graph.New()
+	g.Add(&graph.Task{Key: "a", Op: "op"})
+	ins := s.Handle(&GraphSubmitted{Client: "c", Graph: g, Keys: []graph.Key{"a"}})
+	var run *Run
+	for _, in := range ins {
+		if r, ok := in.(*Run); ok {
+			c := *r // instructions are reused by the next Handle
+			run = &c
+		}
+	}
+	if run == nil {
+		t.Fatal("no Run")
+	}
+	s.Handle(&TaskFinished{Key: "a", ID: run.ID, Worker: run.Worker, Size: 8})
+	got := s.HeldCounts()
+	other := "w1"
+	if run.Worker == "w1" {
+		other = "w2"
+	}
+	if len(got) != 2 || got[run.Worker] != 1 || got[other] != 0 {
+		t.Fatalf("HeldCounts = %v, want 1 on %s and 0 on %s", got, run.Worker, other)
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
+	"github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
@@ -89,6 +90,10 @@ type Config struct {
 	// DialOptions reach the workers (to set worker plugins up); default
 	// plaintext.
 	DialOptions []grpc.DialOption
+	// MetricsListen is where to serve Prometheus metrics on /metrics
+	// (host:port, port 0 for a free one); empty: not served (Metrics
+	// still returns them).
+	MetricsListen string
 	// DashboardAddress is reported by Info; the server serves no dashboard
 	// itself.
 	DashboardAddress string
@@ -96,17 +101,18 @@ type Config struct {
 
 // Server is a running scheduler.
 type Server struct {
-	cfg    Config
-	logger *slog.Logger
-	id     string
-	lis    net.Listener
-	grpc   *grpc.Server
-	hub    *diagnostics.Hub
-	stop   chan struct{}
-	wg     sync.WaitGroup
-	ring   *logring.Ring
-	peers  *conns.Pool
-	subs   []*diagnostics.Subscription
+	cfg     Config
+	logger  *slog.Logger
+	id      string
+	lis     net.Listener
+	grpc    *grpc.Server
+	hub     *diagnostics.Hub
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	ring    *logring.Ring
+	peers   *conns.Pool
+	subs    []*diagnostics.Subscription
+	metrics *serverMetrics
 
 	mu        sync.Mutex
 	state     *scheduler.State
@@ -228,6 +234,16 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(opts...)
 	wire.RegisterSchedulerServer(s.grpc, &service{s: s})
+	s.metrics = newServerMetrics(s)
+	if cfg.MetricsListen != "" {
+		ms, err := metrics.Serve(cfg.MetricsListen, s.metrics.reg, s.logger)
+		if err != nil {
+			s.metrics.close()
+			lis.Close()
+			return nil, fmt.Errorf("scheduler: %w", err)
+		}
+		s.metrics.http = ms
+	}
 	s.startPlugins()
 	s.wg.Add(2)
 	go func() {
@@ -237,7 +253,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}()
 	go s.watchHeartbeats()
-	s.logger.Info("scheduler started", "id", s.id)
+	s.logger.Info("scheduler started", "id", s.id, "metrics", s.MetricsAddress())
 	return s, nil
 }
 
@@ -332,6 +348,7 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.hub.Close()
 	s.peers.Close()
+	s.metrics.close()
 	s.logger.Info("scheduler closed")
 	return nil
 }
@@ -367,7 +384,9 @@ func (s *Server) watchHeartbeats() {
 // handle feeds events to the core and queues its instructions. Called with
 // s.mu held.
 func (s *Server) handle(evs ...scheduler.Event) {
+	start := time.Now()
 	ins := s.state.Handle(evs...)
+	s.metrics.handle.Observe(time.Since(start).Seconds())
 	if s.hub.Active() {
 		s.publishTransitions(evs)
 	} else {

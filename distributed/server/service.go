@@ -164,6 +164,7 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 	if s.workers[wc.addr] == wc {
 		s.removeWorker(wc)
 		s.keepGone(wc, reason)
+		s.metrics.removed.Inc()
 		if wc.shutdown {
 			s.logger.Info("worker left", "worker", wc.addr)
 		} else {
@@ -290,6 +291,15 @@ func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 		start := time.Unix(0, d.StartUnixNano)
 		if d.StartUnixNano == 0 {
 			start = time.Time{}
+		}
+		prefix := graph.Key(d.Key).Prefix()
+		if d.DurationNanos > 0 {
+			s.metrics.compute.WithLabelValues(prefix).Add(time.Duration(d.DurationNanos).Seconds())
+		}
+		if d.Error == nil {
+			s.metrics.finished.WithLabelValues(prefix, "memory").Inc()
+		} else if d.Error.Kind != wire.Error_MISSING_DATA && d.Error.Kind != wire.Error_CANCELED {
+			s.metrics.finished.WithLabelValues(prefix, "erred").Inc()
 		}
 		if d.Error == nil {
 			ev = &scheduler.TaskFinished{Meta: scheduler.Meta{Time: t}, Key: graph.Key(d.Key), ID: d.Id,
@@ -621,7 +631,8 @@ func (s *Server) Info() *wire.ClusterInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ci := &wire.ClusterInfo{SchedulerId: s.id, Address: s.Address(), DashboardAddress: s.cfg.DashboardAddress,
-		Clients: int32(len(s.clients)), Tasks: map[string]int64{}}
+		MetricsAddress: s.MetricsAddress(),
+		Clients:        int32(len(s.clients)), Tasks: map[string]int64{}}
 	for st, n := range s.state.Counts() {
 		ci.Tasks[st.String()] = int64(n)
 	}
@@ -633,7 +644,8 @@ func (s *Server) Info() *wire.ClusterInfo {
 		r := wc.info
 		ci.Workers = append(ci.Workers, &wire.WorkerInfo{Address: wc.addr, Name: r.Name, Threads: r.Threads,
 			MemoryLimit: r.MemoryLimit, Resources: r.Resources, LocalDir: r.LocalDir, Nanny: r.Nanny, Pid: r.Pid,
-			Memory: wc.memory, State: ws.State.String(), Processing: int32(ws.Processing), HeldBytes: ws.Bytes})
+			Memory: wc.memory, State: ws.State.String(), Processing: int32(ws.Processing), HeldBytes: ws.Bytes,
+			MetricsAddress: r.MetricsAddress})
 	}
 	return ci
 }

@@ -504,9 +504,10 @@ type RegisterWorker struct {
 	Registry    *Registry              `protobuf:"bytes,9,opt,name=registry,proto3" json:"registry,omitempty"`
 	// supervised says a nanny (or the LocalCluster that started it) watches
 	// the process and reports why it ends (Scheduler.WorkerExited).
-	Supervised    bool `protobuf:"varint,10,opt,name=supervised,proto3" json:"supervised,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Supervised     bool   `protobuf:"varint,10,opt,name=supervised,proto3" json:"supervised,omitempty"`
+	MetricsAddress string `protobuf:"bytes,11,opt,name=metrics_address,json=metricsAddress,proto3" json:"metrics_address,omitempty"` // host:port of its Prometheus /metrics, if served
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *RegisterWorker) Reset() {
@@ -607,6 +608,13 @@ func (x *RegisterWorker) GetSupervised() bool {
 		return x.Supervised
 	}
 	return false
+}
+
+func (x *RegisterWorker) GetMetricsAddress() string {
+	if x != nil {
+		return x.MetricsAddress
+	}
+	return ""
 }
 
 // WorkerBatch carries what happened on a worker since its last batch.
@@ -2283,21 +2291,22 @@ func (*InfoRequest) Descriptor() ([]byte, []int) {
 }
 
 type WorkerInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Address       string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Threads       int32                  `protobuf:"varint,3,opt,name=threads,proto3" json:"threads,omitempty"`
-	MemoryLimit   int64                  `protobuf:"varint,4,opt,name=memory_limit,json=memoryLimit,proto3" json:"memory_limit,omitempty"`
-	Resources     map[string]float64     `protobuf:"bytes,5,rep,name=resources,proto3" json:"resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	LocalDir      string                 `protobuf:"bytes,6,opt,name=local_dir,json=localDir,proto3" json:"local_dir,omitempty"`
-	Nanny         string                 `protobuf:"bytes,7,opt,name=nanny,proto3" json:"nanny,omitempty"`
-	Pid           int32                  `protobuf:"varint,8,opt,name=pid,proto3" json:"pid,omitempty"`
-	Memory        *Memory                `protobuf:"bytes,9,opt,name=memory,proto3" json:"memory,omitempty"`
-	State         string                 `protobuf:"bytes,10,opt,name=state,proto3" json:"state,omitempty"`
-	Processing    int32                  `protobuf:"varint,11,opt,name=processing,proto3" json:"processing,omitempty"`
-	HeldBytes     int64                  `protobuf:"varint,12,opt,name=held_bytes,json=heldBytes,proto3" json:"held_bytes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Address        string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
+	Name           string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Threads        int32                  `protobuf:"varint,3,opt,name=threads,proto3" json:"threads,omitempty"`
+	MemoryLimit    int64                  `protobuf:"varint,4,opt,name=memory_limit,json=memoryLimit,proto3" json:"memory_limit,omitempty"`
+	Resources      map[string]float64     `protobuf:"bytes,5,rep,name=resources,proto3" json:"resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	LocalDir       string                 `protobuf:"bytes,6,opt,name=local_dir,json=localDir,proto3" json:"local_dir,omitempty"`
+	Nanny          string                 `protobuf:"bytes,7,opt,name=nanny,proto3" json:"nanny,omitempty"`
+	Pid            int32                  `protobuf:"varint,8,opt,name=pid,proto3" json:"pid,omitempty"`
+	Memory         *Memory                `protobuf:"bytes,9,opt,name=memory,proto3" json:"memory,omitempty"`
+	State          string                 `protobuf:"bytes,10,opt,name=state,proto3" json:"state,omitempty"`
+	Processing     int32                  `protobuf:"varint,11,opt,name=processing,proto3" json:"processing,omitempty"`
+	HeldBytes      int64                  `protobuf:"varint,12,opt,name=held_bytes,json=heldBytes,proto3" json:"held_bytes,omitempty"`
+	MetricsAddress string                 `protobuf:"bytes,13,opt,name=metrics_address,json=metricsAddress,proto3" json:"metrics_address,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *WorkerInfo) Reset() {
@@ -2414,6 +2423,13 @@ func (x *WorkerInfo) GetHeldBytes() int64 {
 	return 0
 }
 
+func (x *WorkerInfo) GetMetricsAddress() string {
+	if x != nil {
+		return x.MetricsAddress
+	}
+	return ""
+}
+
 type ClusterInfo struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	SchedulerId      string                 `protobuf:"bytes,1,opt,name=scheduler_id,json=schedulerId,proto3" json:"scheduler_id,omitempty"`
@@ -2422,6 +2438,7 @@ type ClusterInfo struct {
 	Workers          []*WorkerInfo          `protobuf:"bytes,4,rep,name=workers,proto3" json:"workers,omitempty"`
 	Clients          int32                  `protobuf:"varint,5,opt,name=clients,proto3" json:"clients,omitempty"`
 	Tasks            map[string]int64       `protobuf:"bytes,6,rep,name=tasks,proto3" json:"tasks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // tasks per state
+	MetricsAddress   string                 `protobuf:"bytes,7,opt,name=metrics_address,json=metricsAddress,proto3" json:"metrics_address,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -2496,6 +2513,13 @@ func (x *ClusterInfo) GetTasks() map[string]int64 {
 		return x.Tasks
 	}
 	return nil
+}
+
+func (x *ClusterInfo) GetMetricsAddress() string {
+	if x != nil {
+		return x.MetricsAddress
+	}
+	return ""
 }
 
 // GetValues is the body of the Flight action "shoal.get": the values of
@@ -3556,7 +3580,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\bWorkerUp\x12B\n" +
 	"\bregister\x18\x01 \x01(\v2$.shoal.distributed.v1.RegisterWorkerH\x00R\bregister\x129\n" +
 	"\x05batch\x18\x02 \x01(\v2!.shoal.distributed.v1.WorkerBatchH\x00R\x05batchB\x05\n" +
-	"\x03msg\"\xad\x03\n" +
+	"\x03msg\"\xd6\x03\n" +
 	"\x0eRegisterWorker\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
@@ -3570,7 +3594,8 @@ const file_shoal_proto_rawDesc = "" +
 	"\n" +
 	"supervised\x18\n" +
 	" \x01(\bR\n" +
-	"supervised\x1a<\n" +
+	"supervised\x12'\n" +
+	"\x0fmetrics_address\x18\v \x01(\tR\x0emetricsAddress\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xdc\x01\n" +
@@ -3697,7 +3722,7 @@ const file_shoal_proto_rawDesc = "" +
 	"TasksEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\r\n" +
-	"\vInfoRequest\"\xd4\x03\n" +
+	"\vInfoRequest\"\xfd\x03\n" +
 	"\n" +
 	"WorkerInfo\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x12\n" +
@@ -3715,17 +3740,19 @@ const file_shoal_proto_rawDesc = "" +
 	"processing\x18\v \x01(\x05R\n" +
 	"processing\x12\x1d\n" +
 	"\n" +
-	"held_bytes\x18\f \x01(\x03R\theldBytes\x1a<\n" +
+	"held_bytes\x18\f \x01(\x03R\theldBytes\x12'\n" +
+	"\x0fmetrics_address\x18\r \x01(\tR\x0emetricsAddress\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xcb\x02\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xf4\x02\n" +
 	"\vClusterInfo\x12!\n" +
 	"\fscheduler_id\x18\x01 \x01(\tR\vschedulerId\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12+\n" +
 	"\x11dashboard_address\x18\x03 \x01(\tR\x10dashboardAddress\x12:\n" +
 	"\aworkers\x18\x04 \x03(\v2 .shoal.distributed.v1.WorkerInfoR\aworkers\x12\x18\n" +
 	"\aclients\x18\x05 \x01(\x05R\aclients\x12B\n" +
-	"\x05tasks\x18\x06 \x03(\v2,.shoal.distributed.v1.ClusterInfo.TasksEntryR\x05tasks\x1a8\n" +
+	"\x05tasks\x18\x06 \x03(\v2,.shoal.distributed.v1.ClusterInfo.TasksEntryR\x05tasks\x12'\n" +
+	"\x0fmetrics_address\x18\a \x01(\tR\x0emetricsAddress\x1a8\n" +
 	"\n" +
 	"TasksEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +

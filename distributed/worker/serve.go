@@ -31,6 +31,7 @@ func (s *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 	if !ok {
 		return flightdata.ErrNotHeld(string(k))
 	}
+	s.w.metrics.transfer.WithLabelValues("out").Add(float64(graph.SizeOf(v)))
 	if err := flightdata.Send(stream, v, s.w.cfg.Registry); err != nil {
 		if status.Code(err) != codes.Unknown {
 			return err
@@ -68,7 +69,11 @@ func (s *flightServer) DoAction(a *flight.Action, stream flight.FlightService_Do
 		return status.Errorf(codes.Unimplemented, "worker %s: unknown action %q", s.w.addr, a.GetType())
 	}
 	return flightdata.ServeGetMany(a, stream, s.w.cfg.Registry, func(k string) (any, bool, error) {
-		return s.w.value(graph.Key(k))
+		v, ok, err := s.w.value(graph.Key(k))
+		if ok && err == nil {
+			s.w.metrics.transfer.WithLabelValues("out").Add(float64(graph.SizeOf(v)))
+		}
+		return v, ok, err
 	})
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/flightdata"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
+	"github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
@@ -91,6 +92,12 @@ type Config struct {
 	// HeartbeatInterval is how often the worker reports its memory when it
 	// has nothing else to say (default 1s).
 	HeartbeatInterval time.Duration
+	// MetricsListen is where to serve Prometheus metrics on /metrics
+	// (host:port, port 0 for a free one); empty: not served.
+	MetricsListen string
+	// InProcess says the worker shares its process with others (a test
+	// cluster): its metrics then leave out the process's own.
+	InProcess bool
 	// DeathTimeout is how long the worker keeps trying to reach a
 	// scheduler it lost, or never reached, before it gives up (default 60s).
 	DeathTimeout time.Duration
@@ -126,6 +133,8 @@ type Worker struct {
 
 	plugins    map[string]Plugin
 	pluginList []Plugin // sorted by name
+
+	metrics *workerMetrics
 }
 
 // ErrRefused wraps the scheduler's refusal of a worker.
@@ -233,12 +242,22 @@ func New(cfg Config) (*Worker, error) {
 			w.logger.Error("flight server stopped", "error", err)
 		}
 	}()
+	w.metrics = newWorkerMetrics(w, !cfg.InProcess)
+	if cfg.MetricsListen != "" {
+		ms, err := metrics.Serve(cfg.MetricsListen, w.metrics.reg, w.logger)
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("worker %s: %w", addr, err)
+		}
+		w.metrics.http = ms
+	}
 	if cfg.MemoryLimit > 0 && cfg.PauseFraction > 0 {
 		w.wg.Add(1)
 		go w.watchMemory()
 	}
 	w.logger.Info("worker started", "threads", cfg.Threads, "memory_limit", cfg.MemoryLimit,
-		"spill_above", limit, "pause_above", w.pauseAbove(), "local_dir", dir, "scratch_dir", scratch)
+		"spill_above", limit, "pause_above", w.pauseAbove(), "local_dir", dir, "scratch_dir", scratch,
+		"metrics", w.MetricsAddress())
 	return w, nil
 }
 
@@ -320,6 +339,9 @@ func (w *Worker) Close() error {
 	w.grpc.Stop()
 	w.wg.Wait()
 	w.teardownPlugins()
+	if w.metrics != nil {
+		w.metrics.close()
+	}
 	w.peers.Close()
 	w.mu.Lock()
 	w.store.dropAll()
@@ -398,8 +420,8 @@ func (w *Worker) session(ctx context.Context, client wire.SchedulerClient) (conn
 	err = stream.Send(&wire.WorkerUp{Msg: &wire.WorkerUp_Register{Register: &wire.RegisterWorker{
 		Address: w.addr, Name: w.cfg.Name, Threads: int32(w.cfg.Threads), MemoryLimit: w.cfg.MemoryLimit,
 		Resources: w.cfg.Resources, LocalDir: w.dir, Nanny: w.cfg.Nanny, Pid: int32(os.Getpid()),
-		Supervised: w.cfg.Supervised || w.cfg.Nanny != "",
-		Registry:   &wire.Registry{Fingerprint: reg.Fingerprint(), Signatures: reg.Signatures()},
+		Supervised: w.cfg.Supervised || w.cfg.Nanny != "", MetricsAddress: w.MetricsAddress(),
+		Registry: &wire.Registry{Fingerprint: reg.Fingerprint(), Signatures: reg.Signatures()},
 	}}})
 	if err != nil {
 		return false, err
@@ -603,9 +625,16 @@ func (w *Worker) spill() {
 		}
 		w.mu.Unlock()
 		errs := make([]error, len(victims))
-		for i := range victims {
+		start := time.Now()
+		var written int64
+		for i, en := range victims {
 			errs[i] = spillfile.Write(paths[i], vals[i], w.cfg.Registry)
+			if errs[i] == nil {
+				written += en.size
+			}
 		}
+		w.metrics.spill.WithLabelValues("write").Add(float64(written))
+		w.metrics.spillTime.WithLabelValues("write").Add(time.Since(start).Seconds())
 		w.mu.Lock()
 		if err := w.store.spillDone(victims, errs, w.addr); err != nil {
 			return // logged; the values stay in memory
@@ -627,9 +656,14 @@ func (w *Worker) value(k graph.Key) (v any, ok bool, err error) {
 		w.mu.Unlock()
 		return v, true, nil
 	}
-	path := en.path
+	path, size := en.path, en.size
 	w.mu.Unlock()
+	start := time.Now()
 	v, err = spillfile.Read(path, w.cfg.Registry)
+	if err == nil {
+		w.metrics.spill.WithLabelValues("read").Add(float64(size))
+		w.metrics.spillTime.WithLabelValues("read").Add(time.Since(start).Seconds())
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
@@ -669,9 +703,13 @@ func (w *Worker) start(ex *Execute) {
 		dur := time.Since(start)
 		cancel()
 		var size int64
+		prefix := t.Key.Prefix()
+		w.metrics.compute.WithLabelValues(prefix).Add(dur.Seconds())
 		if err == nil {
 			size = graph.SizeOf(v)
+			w.metrics.finished.WithLabelValues(prefix, "memory").Inc()
 		} else if !errors.Is(err, context.Canceled) {
+			w.metrics.finished.WithLabelValues(prefix, "erred").Inc()
 			w.logger.Warn("task failed", "key", t.Key, "op", graph.DisplayOp(t), "error", err)
 		}
 		w.mu.Lock()
@@ -715,10 +753,13 @@ func (w *Worker) startFetch(f *StartFetch) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
+		start := time.Now()
 		v, err := w.fetchFrom(f.Key, f.From)
 		var size int64
+		w.metrics.transferTime.WithLabelValues(f.Key.Prefix()).Add(time.Since(start).Seconds())
 		if err == nil {
 			size = graph.SizeOf(v)
+			w.metrics.transfer.WithLabelValues("in").Add(float64(size))
 		} else {
 			w.logger.Warn("fetch failed", "key", f.Key, "from", f.From, "error", err)
 		}

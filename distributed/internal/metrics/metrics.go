@@ -1,0 +1,125 @@
+// Package metrics holds what the scheduler's and the workers' Prometheus
+// metrics share: an HTTP server for /metrics, the measure of goroutine
+// latency, and the disk usage of a directory.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Server serves a registry's metrics on /metrics.
+type Server struct {
+	lis  net.Listener
+	http *http.Server
+	done chan struct{}
+}
+
+// Serve starts serving reg on addr (host:port; port 0 picks a free one).
+func Serve(addr string, reg *prometheus.Registry, logger *slog.Logger) (*Server, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	s := &Server{lis: lis, http: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		if err := s.http.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("metrics server stopped", "error", err)
+		}
+	}()
+	return s, nil
+}
+
+// Address returns the host:port served.
+func (s *Server) Address() string { return s.lis.Addr().String() }
+
+// Close stops serving.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.http.Shutdown(ctx)
+	<-s.done
+	return err
+}
+
+// Lateness measures goroutine scheduling latency: how late a timer's
+// expiry is picked up, which grows when the process is overloaded.
+type Lateness struct {
+	hist prometheus.Histogram
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// NewLateness starts measuring every interval into a histogram named name,
+// registered with reg.
+func NewLateness(reg prometheus.Registerer, name, help string, interval time.Duration) *Lateness {
+	l := &Lateness{hist: prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help,
+		Buckets: []float64{0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5}}), stop: make(chan struct{})}
+	reg.MustRegister(l.hist)
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		t := time.NewTimer(interval)
+		defer t.Stop()
+		want := time.Now().Add(interval)
+		for {
+			select {
+			case <-l.stop:
+				return
+			case <-t.C:
+				l.hist.Observe(max(0, time.Since(want).Seconds()))
+				want = time.Now().Add(interval)
+				t.Reset(interval)
+			}
+		}
+	}()
+	return l
+}
+
+// Stop stops measuring.
+func (l *Lateness) Stop() {
+	close(l.stop)
+	l.wg.Wait()
+}
+
+// DirUsage returns the bytes of the files under dir, and the bytes free on
+// its file system for unprivileged users.
+func DirUsage(dir string) (used, free int64, err error) {
+	err = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				used += fi.Size()
+			}
+		}
+		return nil
+	})
+	var st syscall.Statfs_t
+	if serr := syscall.Statfs(dir, &st); serr == nil {
+		free = int64(st.Bavail) * int64(st.Bsize)
+	} else if err == nil {
+		err = serr
+	}
+	return used, free, err
+}
