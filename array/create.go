@@ -141,27 +141,39 @@ func (o *createOp) prefix() string { return o.p.Kind }
 
 func (o *createOp) lower(l *lowerer, n *node) ([]graph.Key, error) {
 	grid := gridShape(n.chunks)
-	offs := make([][]int, len(n.chunks))
-	for a := range n.chunks {
-		offs[a] = offsets(n.chunks[a])
-	}
 	keys := make([]graph.Key, numBlocks(n.chunks))
 	for i := range keys {
 		idx := blockIndex(grid, i)
-		p := o.p
-		p.DType = n.dtype
-		p.Shape = blockShape(n.chunks, idx)
-		p.Offset = make([]int, len(idx))
-		for a := range idx {
-			p.Offset[a] = offs[a][idx[a]]
-		}
-		p.Stream = uint64(i)
 		keys[i] = n.key(idx...)
-		if err := l.add(keys[i], opCreate, p, nil); err != nil {
+		if err := l.add(keys[i], opCreate, o.blockParams(n, idx), nil); err != nil {
 			return nil, err
 		}
 	}
 	return keys, nil
+}
+
+// blockParams returns the params that generate n's block idx.
+func (o *createOp) blockParams(n *node, idx []int) createParams {
+	p := o.p
+	p.DType = n.dtype
+	p.Shape = blockShape(n.chunks, idx)
+	p.Offset = make([]int, len(idx))
+	for a := range idx {
+		p.Offset[a] = offsets(n.chunks[a])[idx[a]]
+	}
+	p.Stream = uint64(blockNumber(gridShape(n.chunks), idx))
+	return p
+}
+
+// streams reports whether the chunks can be drawn a run at a time by the
+// task that uses them (random numbers), rather than by a task of their
+// own.
+func (o *createOp) streams() bool {
+	switch o.p.Kind {
+	case "uniform", "normal", "integers":
+		return true
+	}
+	return false
 }
 
 func create(fn string, p createParams, shape []int, opts []Option, desc any) Array {

@@ -134,6 +134,47 @@ func TestElementwiseFusion(t *testing.T) {
 	}
 }
 
+// Random numbers used by one expression are drawn by its tasks, a tile
+// at a time, with the same numbers as chunks of their own.
+func TestRandomDrawnInTask(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		x      func() Array
+		f      func(x Array) Array
+		create int // tasks that make chunks of x
+	}{
+		{"sum", func() Array { return Uniform(5, []int{90, 70}, -1, 1, Chunks(40, 30)) }, func(x Array) Array { return x.Sum() }, 0},
+		{"chain", func() Array { return Normal(5, []int{90, 70}, 0, 1, Chunks(40, 30)) }, func(x Array) Array { return x.Mul(2).Exp().Mean(Axis(0)) }, 0},
+		{"integers", func() Array { return Integers(5, []int{5000}, 0, 9, Chunks(2100)) }, func(x Array) Array { return x.Add(1).CumSum(0) }, 0},
+		{"transposed", func() Array { return Uniform(5, []int{90, 70}, 0, 1, Chunks(40, 30)) }, func(x Array) Array { return x.T().Add(1) }, 0},
+		{"broadcast", func() Array { return Uniform(5, []int{70}, 0, 1, Chunks(30)) }, func(x Array) Array { return Ones([]int{90, 70}, Chunks(40, 30)).Add(x) }, 3},
+		{"used twice", func() Array { return Uniform(5, []int{90, 90}, 0, 1, Chunks(40)) }, func(x Array) Array { return x.Add(x.T()).Max() }, 9},
+		{"a result", func() Array { return Uniform(5, []int{90}, 0, 1, Chunks(40)) }, func(x Array) Array { return x }, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			y := tt.f(tt.x())
+			g, _, err := y.Graph()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, k := range g.Keys() {
+				switch k.Prefix() {
+				case "uniform", "normal", "integers":
+					n++
+				}
+			}
+			if n != tt.create {
+				t.Fatalf("%d tasks make random chunks, want %d", n, tt.create)
+			}
+			// The same numbers as chunks computed on their own.
+			whole := compute(t, tt.x())
+			want := compute(t, tt.f(FromDense(whole, ChunkSizes(tt.x().Chunks()...))))
+			assertClose(t, compute(t, y), want.Shape(), want.Float64s(), 0)
+		})
+	}
+}
+
 // Types follow NumPy's promotion, with Go ints and float64s as weak
 // scalars.
 func TestElementwiseTypes(t *testing.T) {

@@ -23,8 +23,9 @@ type mapParams struct {
 // inputSpec says which task input a leaf reads and how its axes map to
 // the result's (for each result axis, the input's axis or -1).
 type inputSpec struct {
-	Dep  int   `json:"dep"`
-	Axes []int `json:"axes"`
+	Dep  int           `json:"dep"`
+	Axes []int         `json:"axes"`
+	Gen  *createParams `json:"gen,omitempty"` // random numbers the task draws itself (Dep is -1)
 }
 
 // sinkSpec says what a map task does with the block it computed, instead
@@ -85,10 +86,11 @@ type evaluator struct {
 }
 
 type leafReader struct {
-	data    any   // contiguous elements
-	direct  bool  // laid out as the output: read data[p:p+n]
-	strides []int // per output axis; 0 where broadcast
-	band    *band // a transposed matrix, read through a band of rows
+	data    any        // contiguous elements
+	direct  bool       // laid out as the output: read data[p:p+n]
+	strides []int      // per output axis; 0 where broadcast
+	band    *band      // a transposed matrix, read through a band of rows
+	gen     *randomGen // random numbers laid out as the output, drawn a tile at a time
 }
 
 // bandElems is about how many elements a band of a transposed input
@@ -136,6 +138,20 @@ func newEvaluator(p *mapParams, inputs []any) (*evaluator, error) {
 	ev := &evaluator{expr: p.Expr, shape: slices.Clone(p.Shape), dtype: p.DType}
 	blocks := make([]*Dense, len(p.Inputs))
 	for j, s := range p.Inputs {
+		if s.Gen != nil {
+			if len(s.Gen.Shape) != len(s.Gen.Offset) {
+				return nil, fmt.Errorf("leaf %d: bad generator params", j)
+			}
+			if _, err := shapeSize(s.Gen.Shape); err != nil {
+				return nil, fmt.Errorf("leaf %d: %w", j, err)
+			}
+			// The shape for now; the numbers come below.
+			blocks[j] = &Dense{dtype: s.Gen.DType, shape: slices.Clone(s.Gen.Shape)}
+			if len(s.Axes) != len(p.Shape) {
+				return nil, fmt.Errorf("leaf %d maps %d axes for a block of %d", j, len(s.Axes), len(p.Shape))
+			}
+			continue
+		}
 		if s.Dep < 0 || s.Dep >= len(inputs) {
 			return nil, fmt.Errorf("leaf %d reads input %d of %d", j, s.Dep, len(inputs))
 		}
@@ -199,14 +215,27 @@ func newEvaluator(p *mapParams, inputs []any) (*evaluator, error) {
 					d.shape, a, d.shape[a], ev.shape)
 			}
 		}
-		c := d.contig()
-		lr := leafReader{data: c.data, strides: st}
 		same := true
 		for o := range st {
 			if ev.shape[o] != 1 && st[o] != outStrides[o] {
 				same = false
 			}
 		}
+		if s.Gen != nil {
+			g, err := newRandomGen(*s.Gen)
+			if err != nil {
+				return nil, err
+			}
+			if same && d.Size() == ev.size {
+				// Drawn a tile at a time, in order: the chunk is never held.
+				ev.leaves = append(ev.leaves, leafReader{gen: g, strides: st})
+				continue
+			}
+			d = newDense(s.Gen.DType, s.Gen.Shape)
+			g.fill(d.data, 0)
+		}
+		c := d.contig()
+		lr := leafReader{data: c.data, strides: st}
 		root := p.Expr[len(p.Expr)-1]
 		switch {
 		case same && c.Size() == ev.size:
@@ -379,6 +408,11 @@ func (ev *evaluator) tile(p, n int) (any, error) {
 			}
 			if lr.band != nil {
 				vals[i] = lr.band.tile(lr.data, ev.shape, p, n)
+				continue
+			}
+			if lr.gen != nil {
+				vals[i] = subslice(ev.bufs[i], 0, n)
+				lr.gen.fill(vals[i], p)
 				continue
 			}
 			if !gathered {

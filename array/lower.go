@@ -201,6 +201,11 @@ func (l *lowerer) mapTasks(chunks [][]int, p prog, keyOf func(idx []int) graph.K
 		var deps []graph.Key
 		inputs := make([]inputSpec, len(p.leaves))
 		for j, lf := range p.leaves {
+			if c, ok := l.drawnInTask(lf, chunks); ok {
+				gp := c.blockParams(lf.n, leafBlock(lf, idx))
+				inputs[j] = inputSpec{Dep: -1, Axes: lf.axes, Gen: &gp}
+				continue
+			}
 			k, err := l.blockKey(lf.n, leafBlock(lf, idx))
 			if err != nil {
 				return nil, err
@@ -222,4 +227,25 @@ func (l *lowerer) mapTasks(chunks [][]int, p prog, keyOf func(idx []int) graph.K
 		}
 	}
 	return keys, nil
+}
+
+// drawnInTask reports whether the leaf's chunks are random numbers that
+// the map tasks over chunks can draw themselves, a run at a time, rather
+// than read from tasks of their own: the leaf's array has no other use,
+// and each of its chunks is read by exactly one map task.
+func (l *lowerer) drawnInTask(lf progLeaf, chunks [][]int) (*createOp, bool) {
+	c, ok := lf.n.op.(*createOp)
+	if !ok || !c.streams() || l.users[lf.n.token] > 1 || l.roots[lf.n.token] {
+		return nil, false
+	}
+	if numBlocks(lf.n.chunks) != numBlocks(chunks) {
+		return nil, false
+	}
+	grid := gridShape(lf.n.chunks)
+	for a, g := range grid {
+		if g > 1 && !slices.Contains(lf.axes, a) {
+			return nil, false
+		}
+	}
+	return c, true
 }
