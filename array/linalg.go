@@ -824,11 +824,13 @@ func SVD(a Array, opts ...Option) (u, s, vt Array) {
 	return u, s, vt
 }
 
-// Lstsq returns the least-squares solution x of a x = b for a
-// tall-and-skinny a (m×n, m >= n, full rank) and b of shape (m,) or
-// (m, k), blocked through TSQR: x = R⁻¹ (Qᵀ b). residuals holds the sum of
-// squared residuals of each column of b (shape (1,) for a 1-D b, as in
-// NumPy). A rank-deficient a is an error when computed. Options:
+// Lstsq returns the least-squares solution x of a x = b, for a (m×n) of
+// full rank and b of shape (m,) or (m, k), blocked through TSQR. For a
+// tall a (m >= n), x = R⁻¹ (Qᵀ b) minimizes |a x - b|, and residuals
+// holds the sum of squared residuals of each column of b (shape (1,) for
+// a 1-D b, as in NumPy). For a wide a (m < n), aᵀ = Q R and x = Q R⁻ᵀ b
+// is the solution of least norm; residuals is empty (shape (0,)), as in
+// NumPy. A rank-deficient a is an error when computed. Options:
 // SplitEvery.
 func Lstsq(a, b Array, opts ...Option) (x, residuals Array) {
 	fail := func(e Array) (Array, Array) { return e, e }
@@ -841,6 +843,9 @@ func Lstsq(a, b Array, opts ...Option) (x, residuals Array) {
 	sa, sb := a.Shape(), b.Shape()
 	if len(sa) != 2 || (len(sb) != 1 && len(sb) != 2) || sb[0] != sa[0] {
 		return fail(errorf("Lstsq: b of shape %s does not fit a of shape %s (want (%d,) or (%d, k))", fmtShape(sb), fmtShape(sa), sa[0], sa[0]))
+	}
+	if sa[0] != unknown && sa[1] != unknown && sa[0] < sa[1] {
+		return lstsqWide(a, b, opts)
 	}
 	q, r := QR(a, opts...)
 	if q.Err() != nil {
@@ -865,6 +870,40 @@ func Lstsq(a, b Array, opts ...Option) (x, residuals Array) {
 		residuals = residuals.ExpandDims(0)
 	}
 	return x, residuals
+}
+
+// lstsqWide is Lstsq of a wide a (m < n): with aᵀ = Q R, a x = b becomes
+// Rᵀ (Qᵀ x) = b, whose solution of least norm is x = Q R⁻ᵀ b.
+func lstsqWide(a, b Array, opts []Option) (x, residuals Array) {
+	fail := func(e Array) (Array, Array) { return e, e }
+	q, r := QR(a.T(), opts...)
+	if q.Err() != nil {
+		return fail(errorf("Lstsq: %s", unwrapArrayErr(q.Err())))
+	}
+	m := a.Shape()[0]
+	// R is m×m and upper triangular; Rᵀ y = b by a triangular solve of
+	// the reversed system: with J the reversal, J Rᵀ J is upper triangular.
+	bb := b.Astype(Float64)
+	vec := bb.NDim() == 1
+	if vec {
+		bb = bb.ExpandDims(1)
+	}
+	rev := Step(Open, Open, -1)
+	bb = rechunkTo(bb.Index(rev), wholeChunks(bb.Shape()))
+	if bb.Err() != nil {
+		return fail(bb)
+	}
+	rt := r.T().Index(rev, rev)
+	rt = rechunkTo(rt, wholeChunks([]int{m, m}))
+	if rt.Err() != nil {
+		return fail(rt)
+	}
+	y := newArray(&kernelOp{name: "lstsq", params: linalgParams{Kind: "trsolve"}}, Float64, wholeChunks(bb.Shape()), []*node{rt.n, bb.n}, "lstsq-wide")
+	x = MatMul(q, y.Index(rev), opts...)
+	if vec {
+		x = x.Squeeze(1)
+	}
+	return x, Zeros([]int{0})
 }
 
 // cholOp is the blocked Cholesky factorization.

@@ -322,3 +322,33 @@ func TestSolveProperty(t *testing.T) {
 	}, []int{4, 4}, Chunks(2))
 	mustErr(t, computeErr(t, Solve(s, Ones([]int{4}, Chunks(2)))), "singular", "column of blocks 1")
 }
+
+// Lstsq of a wide system gives the solution of least norm, as NumPy's
+// lstsq: against x = aᵀ (a aᵀ)⁻¹ b from gonum.
+func TestLstsqWide(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	for range 8 {
+		m := 1 + rng.IntN(6)
+		n := m + 1 + rng.IntN(20)
+		a := randMat(rng, m, n)
+		k := 1 + rng.IntN(2)
+		b := randMat(rng, m, k)
+		var aat, y, want mat.Dense
+		aat.Mul(a, a.T())
+		if err := y.Solve(&aat, b); err != nil {
+			t.Fatal(err)
+		}
+		want.Mul(a.T(), &y)
+		x, res := Lstsq(matArray(rng, a), matArray(rng, b))
+		assertMat(t, compute(t, x), &want, 1e-9)
+		if r := compute(t, res); r.Size() != 0 {
+			t.Fatalf("residuals of a wide system have shape %v, want (0,)", r.Shape())
+		}
+		// A vector b gives a vector x.
+		xv, _ := Lstsq(matArray(rng, a), FromSlice(mat.Col(nil, 0, b), []int{m}, Chunks(1+rng.IntN(m))))
+		assertClose(t, compute(t, xv), []int{n}, mat.Col(nil, 0, &want), 1e-9)
+	}
+	// Rows that repeat: rank-deficient.
+	x, _ := Lstsq(FromSlice([]float64{1, 2, 3, 1, 2, 3}, []int{2, 3}), Ones([]int{2}))
+	mustErr(t, computeErr(t, x), "rank-deficient")
+}
