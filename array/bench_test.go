@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,6 +132,27 @@ func streamSum(bufs [][]float64, n int) float64 {
 	return s
 }
 
+// cpuSeconds returns the CPU time (user and system) the process has used.
+// With other programs on the machine, a parallel run gets fewer cores
+// than the machine has, so the CPU time of Shoal against that of a plain
+// loop shows the work done independently of that.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// cpuOf runs f and adds its CPU time to *cpu.
+func cpuOf(cpu *float64, f func()) func() {
+	return func() {
+		c := cpuSeconds()
+		f()
+		*cpu += cpuSeconds() - c
+	}
+}
+
 func seconds(f func()) float64 {
 	t := time.Now()
 	f()
@@ -153,7 +176,8 @@ func scalar(b *testing.B, exec graph.Executor, a Array) float64 {
 // 2000×2000 chunks made by Uniform. "lazy" generates and sums the chunks
 // in one computation and reports the peak resident memory; "persisted"
 // sums chunks held in memory and compares with plain loops over the same
-// buffers on one and two goroutines.
+// buffers on one and two goroutines. "lazy" also times a plain loop on
+// one thread that draws the same numbers and sums them.
 func BenchmarkSum20000(b *testing.B) {
 	bytes := float64(bigN) * bigN * 8
 	b.Run("lazy", func(b *testing.B) {
@@ -161,15 +185,25 @@ func BenchmarkSum20000(b *testing.B) {
 		defer exec.Close()
 		resetHWM()
 		base := vmRSS()
-		var total float64
-		var sec float64
+		var total, sec, cpu float64
 		for range b.N {
-			sec += seconds(func() { total = scalar(b, exec, bigArray().Sum()) })
+			sec += seconds(cpuOf(&cpu, func() { total = scalar(b, exec, bigArray().Sum()) }))
 		}
 		peak := vmHWM()
 		sec /= float64(b.N)
+		// The same numbers drawn and summed by a plain loop on one thread.
+		var want float64
+		var loopCPU float64
+		loop := seconds(cpuOf(&loopCPU, func() { want = plainUniformSum(42, bigN*bigN/(bigChunk*bigChunk), bigChunk*bigChunk) }))
+		if !closeTo(total, want, 1e-9) {
+			b.Fatalf("sum %v, plain loop %v", total, want)
+		}
 		b.ReportMetric(sec, "s")
 		b.ReportMetric(bytes/sec/1e9, "GB/s")
+		b.ReportMetric(loop, "loop1-s")
+		b.ReportMetric(loop/sec, "vs-loop1")
+		b.ReportMetric(cpu/float64(b.N), "cpu-s")
+		b.ReportMetric(loopCPU, "loop1-cpu-s")
 		b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 		b.ReportMetric(float64(peak-base)/(1<<20), "peak-over-start-MiB")
 		b.ReportMetric(float64(peak-base)/float64(bigChunk*bigChunk*8), "peak-in-chunks")
@@ -199,17 +233,62 @@ func BenchmarkSum20000(b *testing.B) {
 	})
 }
 
+// plainUniformSum draws chunks numbers of each of chunks streams as
+// Uniform(seed, ..., 0, 1) does, and sums them on one thread.
+func plainUniformSum(seed uint64, chunks, per int) float64 {
+	var s float64
+	for c := range chunks {
+		src := rand.NewPCG(seed, uint64(c))
+		for range per {
+			s += float64(src.Uint64()<<11>>11) / (1 << 53)
+		}
+	}
+	return s
+}
+
+// plainXPlusXTSum sums x + xᵀ over the square chunks of a square matrix
+// (row-major grid of nb×nb chunks of c×c) on one thread, reading the
+// transposed chunk in tiles of 32×32 to stay in cache.
+func plainXPlusXTSum(bufs [][]float64, nb, c int) float64 {
+	const tile = 32
+	var total float64
+	for bi := range nb {
+		for bj := range nb {
+			a, t := bufs[bi*nb+bj], bufs[bj*nb+bi]
+			var s float64
+			for r0 := 0; r0 < c; r0 += tile {
+				for c0 := 0; c0 < c; c0 += tile {
+					for r := r0; r < min(r0+tile, c); r++ {
+						for q := c0; q < min(c0+tile, c); q++ {
+							s += a[r*c+q] + t[q*c+r]
+						}
+					}
+				}
+			}
+			total += s
+		}
+	}
+	return total
+}
+
 // BenchmarkXPlusXT computes (x + xᵀ).Mean() of the 20000×20000 array held
 // in memory, against gonum's Add and Sum on the same numbers (single
-// threaded: gonum does not parallelize them).
+// threaded: gonum does not parallelize them) and against a plain loop on
+// one thread that reads the same chunks, the transposed one in tiles.
 func BenchmarkXPlusXT(b *testing.B) {
 	exec := local.New()
 	defer exec.Close()
 	p, bufs := persistedChunks(b, exec, bigArray())
 	var shoal float64
 	var got float64
+	var loop, shoalCPU, loopCPU float64
 	for range b.N {
-		shoal += seconds(func() { got = scalar(b, exec, p.Add(p.T()).Mean()) })
+		shoal += seconds(cpuOf(&shoalCPU, func() { got = scalar(b, exec, p.Add(p.T()).Mean()) }))
+		var mean float64
+		loop += seconds(cpuOf(&loopCPU, func() { mean = plainXPlusXTSum(bufs, bigN/bigChunk, bigChunk) / (bigN * bigN) }))
+		if !closeTo(got, mean, 1e-9) {
+			b.Fatalf("mean %v, plain loop %v", got, mean)
+		}
 	}
 	// gonum's side: the same numbers in one matrix, the persisted chunks
 	// released first to make room.
@@ -245,6 +324,10 @@ func BenchmarkXPlusXT(b *testing.B) {
 	b.ReportMetric(gon/n, "gonum-s")
 	b.ReportMetric(flops/(gon/n)/1e9, "gonum-GFLOP/s")
 	b.ReportMetric(gon/shoal, "speedup")
+	b.ReportMetric(loop/n, "loop1-s")
+	b.ReportMetric(loop/shoal, "vs-loop1")
+	b.ReportMetric(shoalCPU/n, "cpu-s")
+	b.ReportMetric(loopCPU/n, "loop1-cpu-s")
 }
 
 // BenchmarkMatMul4000 multiplies two 4000×4000 arrays in 1000×1000 chunks
