@@ -67,7 +67,9 @@
 // generator (math/rand/v2) seeded with the seed and the chunk's row-major
 // number. The same seed with the same shape and chunks gives the same
 // numbers, wherever each chunk is computed; other chunks give other
-// numbers, as in Dask.
+// numbers, as in Dask. Numbers used by one expression only, as in
+// Uniform(...).Mul(2).Sum(), are drawn as they are used and never held
+// as whole chunks.
 //
 // # Your own functions
 //

@@ -59,3 +59,26 @@ func ExampleMatMul() {
 	// [[14 32]
 	//  [32 77]]
 }
+
+func ExampleSolve() {
+	ctx := context.Background()
+	exec := local.New()
+	defer exec.Close()
+
+	// 2x + y = 3, x + 3y = 5, in chunks of one row and column.
+	a := array.FromSlice([]float64{2, 1, 1, 3}, []int{2, 2}, array.Chunks(1, 1))
+	b := array.FromSlice([]float64{3, 5}, []int{2}, array.Chunks(1))
+	x, err := array.Solve(a, b).Compute(ctx, exec)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%.1f\n", x.Float64s())
+
+	// A singular matrix is an error when computed.
+	_, err = array.Solve(array.Ones([]int{2, 2}), b).Compute(ctx, exec)
+	fmt.Println(err != nil)
+	// Output:
+	// [0.8 1.4]
+	// true
+}

@@ -320,7 +320,8 @@ func TestSolveProperty(t *testing.T) {
 		1, 3, 1, 1,
 		2, 5, 1, 2,
 	}, []int{4, 4}, Chunks(2))
-	mustErr(t, computeErr(t, Solve(s, Ones([]int{4}, Chunks(2)))), "singular", "column of blocks 1")
+	mustErr(t, computeErr(t, Solve(s, Ones([]int{4}, Chunks(2)))), "singular", "pivot 2", "column of blocks 1")
+	mustErr(t, computeErr(t, Solve(Ones([]int{2, 2}), Ones([]int{2}))), "singular", "pivot 1 ", "column of blocks 0")
 }
 
 // Lstsq of a wide system gives the solution of least norm, as NumPy's

@@ -22,10 +22,11 @@ import (
 
 // luParams are the params of an "array.linalg" task of the factorization.
 type luParams struct {
-	Kind string `json:"kind"` // lu-panel, lu-col, lu-update, lu-back
-	Rows []int  `json:"rows"` // the sizes of the blocks of rows from the panel's row down
-	Row  int    `json:"row"`  // lu-update: which of them (0 is the panel's own)
-	K    int    `json:"k"`    // the panel's index, for errors
+	Kind string `json:"kind"`          // lu-panel, lu-col, lu-update, lu-back
+	Rows []int  `json:"rows"`          // the sizes of the blocks of rows from the panel's row down
+	Row  int    `json:"row"`           // lu-update: which of them (0 is the panel's own)
+	K    int    `json:"k"`             // the panel's index, for errors
+	Off  int    `json:"off,omitempty"` // lu-panel: the panel's first row and column in the matrix, for errors
 }
 
 type solveOp struct{}
@@ -104,7 +105,7 @@ func (o *solveOp) lower(l *lowerer, n *node) ([]graph.Key, error) {
 	panels := make([]graph.Key, nb)
 	u := make([][]graph.Key, nb) // u[k][j]: the column task of panel k and column j
 	for k := range nb {
-		p := luParams{Kind: "lu-panel", Rows: rows[k:], K: k}
+		p := luParams{Kind: "lu-panel", Rows: rows[k:], K: k, Off: offsets(rows)[k]}
 		panels[k] = graph.NewKey("solve-panel", n.token, k)
 		var deps []graph.Key
 		for i := k; i < nb; i++ {
@@ -213,9 +214,12 @@ func runLU(params []byte, blocks []any) (any, error) {
 			big = math.Max(big, math.Abs(md[i*c+i]))
 		}
 		for i := range c {
-			if d := md[i*c+i]; !ok || math.Abs(d) <= big*float64(r)*2.220446049250313e-16 || d != d {
-				return nil, fmt.Errorf("Solve: the matrix is singular (pivot %d of the column of blocks %d is %g)", i, p.K, d)
+			if d := md[i*c+i]; math.Abs(d) <= big*float64(r)*2.220446049250313e-16 || d != d {
+				return nil, fmt.Errorf("Solve: the matrix is singular: pivot %d (in the column of blocks %d) is %g, of at most %g", p.Off+i, p.K, d, big)
 			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("Solve: the matrix is singular (in the column of blocks %d)", p.K)
 		}
 		pv := make([]float64, len(ipiv))
 		for i, v := range ipiv {
