@@ -2,9 +2,11 @@ package array
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -176,4 +178,33 @@ func TestBlockwise(t *testing.T) {
 	mustErr(t, Blockwise(matmulBlocks, "ij", []BlockwiseArg{In(x, "ik"), In(x, "kj")}).Err(), "letter 'k'", "4 long", "3")
 	mustErr(t, Blockwise(matmulBlocks, "iz", []BlockwiseArg{In(x, "ik")}).Err(), "letter 'z'", "no argument")
 	mustErr(t, Blockwise(matmulBlocks, "i", []BlockwiseArg{In(x, "i")}).Err(), "index \"i\"", "2 dimensions")
+}
+
+// started is closed by waitCancel when it first runs.
+var (
+	started     = make(chan struct{})
+	startedOnce sync.Once
+	// waitCancel runs until its task is cancelled.
+	waitCancel = graph.MustRegisterFunc("arraytest.waitcancel", func(ctx context.Context, b *Dense) (*Dense, error) {
+		startedOnce.Do(func() { close(started) })
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+)
+
+// Cancelling the context of Compute stops the computation: here it can
+// only end that way, with the context's error, and no goroutine is left
+// behind (TestMain checks).
+func TestComputeCancel(t *testing.T) {
+	x := Uniform(1, []int{400, 400}, 0, 1, Chunks(100)).MapBlocks(waitCancel).Sum()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-started
+		cancel()
+	}()
+	_, err := x.Compute(ctx, newExec(t))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want one that is context.Canceled", err)
+	}
 }
