@@ -26,6 +26,10 @@ type inputSpec struct {
 	Dep  int           `json:"dep"`
 	Axes []int         `json:"axes"`
 	Gen  *createParams `json:"gen,omitempty"` // random numbers the task draws itself (Dep is -1)
+	// Strict lists the result axes of unknown length along which the
+	// input's chunk must have the result's length: a chunk of length 1
+	// there is not broadcast (the input's axis is not of length 1).
+	Strict []int `json:"strict,omitempty"`
 }
 
 // sinkSpec says what a map task does with the block it computed, instead
@@ -202,6 +206,10 @@ func newEvaluator(p *mapParams, inputs []any) (*evaluator, error) {
 				st[o] = dst[a]
 			case 1:
 			default:
+				if p.Shape[o] == unknown {
+					return nil, fmt.Errorf("the operands' chunks along axis %d have lengths %d and %d: arrays whose chunks have unknown lengths (after Mask or Compress) combine only when those lengths agree; call ComputeChunkSizes on them and Rechunk one like the other",
+						o, d.shape[a], ev.shape[o])
+				}
 				return nil, fmt.Errorf("input block of shape %v does not fit the result block of shape %v (axis %d: %d, want %d)",
 					d.shape, ev.shape, a, d.shape[a], ev.shape[o])
 			}
@@ -233,6 +241,15 @@ func newEvaluator(p *mapParams, inputs []any) (*evaluator, error) {
 			}
 			d = newDense(s.Gen.DType, s.Gen.Shape)
 			g.fill(d.data, 0)
+		}
+		for _, o := range s.Strict {
+			if o < 0 || o >= len(s.Axes) || s.Axes[o] < 0 {
+				return nil, fmt.Errorf("leaf %d: bad strict axis %d", j, o)
+			}
+			if a := s.Axes[o]; d.shape[a] != ev.shape[o] {
+				return nil, fmt.Errorf("the operands' chunks along axis %d have lengths %d and %d: arrays whose chunks have unknown lengths (after Mask or Compress) combine only when those lengths agree; call ComputeChunkSizes on them and Rechunk one like the other",
+					o, d.shape[a], ev.shape[o])
+			}
 		}
 		c := d.contig()
 		lr := leafReader{data: c.data, strides: st}

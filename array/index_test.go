@@ -195,3 +195,23 @@ func reverseRows(v []float64, inner int) []float64 {
 	}
 	return out
 }
+
+// Arrays whose chunks have unknown lengths combine chunk by chunk: when
+// the lengths turn out to differ, even where one is 1, that is an error
+// naming the lengths, never a broadcast of the chunk.
+func TestUnknownChunksCombine(t *testing.T) {
+	v := Arange(0, 8, 1, Chunks(4))
+	x := v.Mask(v.Gt(2)) // chunks of 1 and 4 elements: 3 | 4 5 6 7
+	y := v.Mask(v.Lt(5)) // chunks of 4 and 1 elements: 0 1 2 3 | 4
+	if !slices.Equal(x.Shape(), []int{-1}) || !slices.Equal(y.Shape(), []int{-1}) {
+		t.Fatalf("shapes %v and %v", x.Shape(), y.Shape())
+	}
+	mustErr(t, computeErr(t, x.Add(y)), "chunks along axis 0 have lengths", "1", "4", "ComputeChunkSizes")
+	mustErr(t, computeErr(t, x.Mul(y).Sum()), "chunks along axis 0 have lengths")
+	// Chunks that agree combine; a length-1 array still broadcasts.
+	assertClose(t, compute(t, x.Add(x.Mul(2))), []int{5}, []float64{9, 12, 15, 18, 21}, 0)
+	assertClose(t, compute(t, x.Add(FromSlice([]float64{10}, []int{1}))), []int{5}, []float64{13, 14, 15, 16, 17}, 0)
+	m := Arange(0, 12, 1, Chunks(4)).Reshape(6, 2).Rechunk(Chunks(3, 2))
+	rows := m.Mask(m.Index(All(), At(0)).Gt(4))
+	assertClose(t, compute(t, rows.Sub(FromSlice([]float64{1, 2}, []int{1, 2}))), []int{3, 2}, []float64{5, 5, 7, 7, 9, 9}, 0)
+}

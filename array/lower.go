@@ -215,7 +215,7 @@ func (l *lowerer) mapTasks(chunks [][]int, p prog, keyOf func(idx []int) graph.K
 				d = len(deps)
 				deps = append(deps, k)
 			}
-			inputs[j] = inputSpec{Dep: d, Axes: lf.axes}
+			inputs[j] = inputSpec{Dep: d, Axes: lf.axes, Strict: strictAxes(lf, chunks, idx)}
 		}
 		params := mapParams{Inputs: inputs, Expr: p.expr, Shape: blockShape(chunks, idx), DType: outT}
 		if sinkOf != nil {
@@ -248,4 +248,21 @@ func (l *lowerer) drawnInTask(lf progLeaf, chunks [][]int) (*createOp, bool) {
 		}
 	}
 	return c, true
+}
+
+// strictAxes returns the axes of the result block idx whose length is not
+// known and along which the leaf is not broadcast (its axis is not of
+// length 1): there its chunk must have the result's length.
+func strictAxes(lf progLeaf, chunks [][]int, idx []int) []int {
+	var out []int
+	for o, a := range lf.axes {
+		if a < 0 || chunks[o][idx[o]] != unknown {
+			continue
+		}
+		if lf.n.chunks[a][0] == 1 && len(lf.n.chunks[a]) == 1 {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
 }
