@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/distributed/server"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/local"
 )
 
 func benchCluster(b *testing.B, inProcess bool) (*distributed.LocalCluster, *distributed.Client) {
@@ -191,5 +192,73 @@ func BenchmarkTransfer1GB(b *testing.B) {
 		nf.Release()
 		tf.Release()
 		b.StartTimer()
+	}
+}
+
+// The same workloads on the in-process executor, for the ratios in the
+// same run.
+
+func BenchmarkMapGatherLocal(b *testing.B) {
+	exec := local.New(local.WithThreads(2))
+	defer exec.Close()
+	ctx := context.Background()
+	const n = 10_000
+	b.ResetTimer()
+	for it := range b.N {
+		ds := make([]graph.Delayed, n)
+		for i := range ds {
+			ds[i] = noop.Call(it*n + i)
+		}
+		g, keys, err := graph.Collect(ds...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vals, err := exec.Compute(ctx, g, keys...)
+		if err != nil || len(vals) != n || vals[n-1].(int) != it*n+n-1 {
+			b.Fatalf("bad values: %v", err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tasks/s")
+}
+
+func BenchmarkGraph100kLocal(b *testing.B) {
+	exec := local.New(local.WithThreads(2))
+	defer exec.Close()
+	ctx := context.Background()
+	const n = 100_000
+	b.ResetTimer()
+	for it := range b.N {
+		level := make([]graph.Delayed, 0, n/2)
+		for i := range n / 2 {
+			level = append(level, noop.Call(it*n+i))
+		}
+		for len(level) > 1 {
+			var next []graph.Delayed
+			for i := 0; i < len(level); i += 2 {
+				j := min(i+2, len(level))
+				items := make([]any, 0, 2)
+				for _, d := range level[i:j] {
+					items = append(items, d)
+				}
+				next = append(next, sum.Call(graph.List(items...)))
+			}
+			level = next
+		}
+		if _, err := graph.Compute[int](ctx, exec, level[0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tasks/s")
+}
+
+func BenchmarkRoundTripLocal(b *testing.B) {
+	exec := local.New(local.WithThreads(2))
+	defer exec.Close()
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := graph.Compute[int](ctx, exec, noop.Call(i)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

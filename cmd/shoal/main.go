@@ -3,7 +3,8 @@
 //
 //	shoal scheduler [--addr HOST:PORT]
 //	shoal worker SCHEDULER_ADDR [--threads N] [--memory-limit 4GiB] [--local-dir DIR]
-//	             [--name NAME] [--resources GPU=1,...] [--listen HOST:PORT]
+//	             [--name NAME] [--resources GPU=1,...] [--listen HOST:PORT] [--nanny]
+//	             [--pause 0.8] [--terminate 0.95] [--metrics-listen HOST:PORT]
 //
 // A worker started by this command has the built-in ops of Shoal
 // registered (graph, dataframe, array), and no others. Programs that
@@ -20,6 +21,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -28,8 +30,13 @@ import (
 
 	_ "github.com/shoal-data/shoal/array" // registers the array ops
 	_ "github.com/shoal-data/shoal/dataframe"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/distributed/server"
+	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/distributed/worker"
 	"github.com/shoal-data/shoal/graph"
 )
@@ -119,6 +126,7 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	saturation := fs.Float64("saturation", 0, "tasks sent to a worker per thread before the rest wait in the scheduler (default 4)")
 	heartbeat := fs.Duration("heartbeat-timeout", 30*time.Second, "remove a worker silent for this long")
 	dashboard := fs.String("dashboard-address", "", "dashboard `address` to report to clients (none is served yet)")
+	metricsListen := fs.String("metrics-listen", "", "`address` to serve Prometheus metrics on, at /metrics (host:port; empty: none)")
 	var lf logFlags
 	lf.register(fs)
 	fs.Usage = func() {
@@ -137,11 +145,11 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	s, err := server.New(server.Config{Listen: *addr, Logger: logger, Saturation: *saturation,
-		HeartbeatTimeout: *heartbeat, DashboardAddress: *dashboard})
+		HeartbeatTimeout: *heartbeat, DashboardAddress: *dashboard, MetricsListen: *metricsListen})
 	if err != nil {
 		return err
 	}
-	logger.Info("scheduler listening", "address", s.Address())
+	logger.Info("scheduler listening", "address", s.Address(), "metrics", s.MetricsAddress())
 	<-ctx.Done()
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -158,7 +166,13 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	name := fs.String("name", "", "worker `name`, for logs and task restrictions (default: its address)")
 	resources := fs.String("resources", "", "abstract resources offered, such as GPU=1,MEMORY=8e9")
 	listen := fs.String("listen", "127.0.0.1:0", "`address` to serve results on (host:port; port 0 picks a free one)")
-	nanny := fs.Bool("nanny", false, "run under a nanny that restarts the worker when it dies (not available yet)")
+	nanny := fs.Bool("nanny", false, "run the worker as a child process of a nanny that restarts it when it dies and kills it above --terminate of the memory limit")
+	pause := fs.Float64("pause", 0.8, "fraction of the memory limit above which the worker starts no new tasks (negative: never)")
+	terminate := fs.Float64("terminate", 0.95, "with --nanny: fraction of the memory limit above which the nanny kills and restarts the worker (negative: never)")
+	scratch := fs.String("scratch-dir", "", "`directory` for the scratch files of operations (shuffle shards); workers on one machine that share one can shuffle across each other (default: the worker's own directory)")
+	metricsListen := fs.String("metrics-listen", "", "`address` to serve Prometheus metrics on, at /metrics (host:port; empty: none)")
+	watchStdin := fs.Bool("watch-stdin", false, "stop when standard input closes (set by the nanny for its child)")
+	supervisedBy := fs.String("supervised-by", "", "the `nanny` supervising this worker (set by the nanny for its child)")
 	deathTimeout := fs.Duration("death-timeout", 60*time.Second, "give up after the scheduler is out of reach this long")
 	var lf logFlags
 	lf.register(fs)
@@ -192,9 +206,6 @@ Flags:
 		fs.Usage()
 		return errUsage
 	}
-	if *nanny {
-		return errors.New("--nanny: the nanny is not available yet; run the worker under your own supervisor")
-	}
 	limit, err := parseBytes(*memory)
 	if err != nil {
 		return fmt.Errorf("--memory-limit: %w", err)
@@ -207,9 +218,22 @@ Flags:
 	if err != nil {
 		return err
 	}
+	if *nanny {
+		return runNanny(ctx, positional[0], args, limit, *terminate, logger)
+	}
+	if *watchStdin {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			io.Copy(io.Discard, os.Stdin) // returns when the nanny closes the pipe or dies
+			cancel()
+		}()
+	}
 	w, err := worker.New(worker.Config{Scheduler: positional[0], Listen: *listen, Name: *name, Threads: *threads,
-		MemoryLimit: limit, TargetFraction: *target, LocalDir: *localDir, Resources: res, Registry: graph.Default(),
-		Logger: logger, DeathTimeout: *deathTimeout})
+		MemoryLimit: limit, TargetFraction: *target, PauseFraction: *pause, LocalDir: *localDir, ScratchDir: *scratch,
+		Resources: res, Registry: graph.Default(), Logger: logger, DeathTimeout: *deathTimeout,
+		MetricsListen: *metricsListen, Nanny: *supervisedBy, Supervised: *supervisedBy != ""})
 	if err != nil {
 		return err
 	}
@@ -221,6 +245,65 @@ Flags:
 		return nil
 	}
 	return err
+}
+
+// runNanny runs the worker as a child process (this program, with the same
+// flags but --nanny) and supervises it until ctx is done: it restarts it
+// when it dies, kills it above the terminate threshold, and tells the
+// scheduler why it ended.
+func runNanny(ctx context.Context, scheduler string, args []string, limit int64, terminate float64, logger *slog.Logger) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("nanny: find this program: %w", err)
+	}
+	child := []string{"worker"}
+	for _, a := range args {
+		switch strings.TrimLeft(a, "-") {
+		case "nanny", "nanny=true", "nanny=1":
+			continue
+		}
+		child = append(child, a)
+	}
+	self := fmt.Sprintf("nanny pid %d", os.Getpid())
+	if h, err := os.Hostname(); err == nil {
+		self += " on " + h
+	}
+	child = append(child, "--watch-stdin", "--supervised-by", self, "--log-format", "json")
+	conn, err := grpc.NewClient(scheduler, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("nanny: scheduler %s: %w", scheduler, err)
+	}
+	defer conn.Close()
+	sched := wire.NewSchedulerClient(conn)
+	n, err := distributed.StartNanny(distributed.NannyConfig{
+		Command: func() *exec.Cmd {
+			cmd := exec.Command(exe, child...)
+			cmd.Stdout = os.Stdout
+			return cmd
+		},
+		Restart:           true,
+		MemoryLimit:       limit,
+		TerminateFraction: terminate,
+		Logger:            logger.With("nanny", self),
+		OnExit: func(pid int, cause string) {
+			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if _, err := sched.WorkerExited(rctx, &wire.WorkerExit{Pid: int32(pid), Cause: cause}); err != nil {
+				logger.Warn("nanny could not tell the scheduler why the worker ended", "pid", pid, "reason", cause,
+					"error", err)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		n.Close(10 * time.Second)
+		return nil
+	case <-n.Done():
+		return n.Err()
+	}
 }
 
 // parseBytes reads a size such as 4GiB, 512MB, 1e9 or 0.
