@@ -388,3 +388,17 @@ func TestCumulative(t *testing.T) {
 	}
 	mustErr(t, b.CumSum(1).Err(), "CumSum", "axis 1")
 }
+
+// Chunks that a mask left empty, first or in the middle, pass the carry
+// of cumulative sums and products on.
+func TestCumulativeEmptyChunks(t *testing.T) {
+	v := FromSlice([]float64{1, 2, 9, 9, 3, 9, 9, 9, 4, 5}, []int{10}, Chunks(2))
+	kept := v.Mask(v.Lt(9).And(v.Gt(2))) // chunks: {} {} {3} {} {4 5}
+	assertClose(t, compute(t, kept.CumSum(0)), []int{3}, []float64{3, 7, 12}, 0)
+	assertClose(t, compute(t, kept.CumProd(0)), []int{3}, []float64{3, 12, 60}, 0)
+	m := Arange(0, 12, 1, Chunks(4)).Reshape(6, 2).Rechunk(Chunks(2, 1))
+	rows := m.Mask(m.Index(All(), At(0)).Gt(4)) // rows 3, 4, 5 in chunks of 0, 1 and 2 rows
+	ints := rows.Astype(Int64)
+	assertClose(t, compute(t, ints.CumProd(0)), []int{3, 2}, []float64{6, 7, 48, 63, 480, 693}, 0)
+	assertClose(t, compute(t, ints.CumSum(0)), []int{3, 2}, []float64{6, 7, 14, 16, 24, 27}, 0)
+}

@@ -158,8 +158,23 @@ func runScan(_ context.Context, in graph.OpInput) (any, error) {
 			return nil, fmt.Errorf("scan carry takes 1 or 2 inputs, got %d", len(blocks))
 		}
 		b := blocks[len(blocks)-1]
-		if ax >= len(b.shape) || b.shape[ax] == 0 {
-			return nil, fmt.Errorf("scan carry: block of shape %v has nothing along axis %d", b.shape, ax)
+		if ax >= len(b.shape) {
+			return nil, fmt.Errorf("scan carry: a block of shape %v has no axis %d", b.shape, ax)
+		}
+		if b.shape[ax] == 0 {
+			// An empty chunk (rows a mask dropped) passes the carry on.
+			if len(blocks) == 2 {
+				return blocks[0].Copy(), nil
+			}
+			shape := slices.Clone(b.shape)
+			shape[ax] = 1
+			c := newDense(b.dtype, shape)
+			if prod {
+				one := newDense(Float64, []int{1})
+				one.data.([]float64)[0] = 1
+				fillWith(c.data, one.astype(b.dtype).data)
+			}
+			return c, nil
 		}
 		// The last slice of the scanned block.
 		start := make([]int, len(b.shape))
