@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"log/slog"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/flightdata"
+	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
 )
@@ -94,12 +96,20 @@ func Connect(ctx context.Context, addr string, opts ...ClientOption) (*Client, e
 	if logger == nil {
 		logger = diagnostics.DiscardLogger()
 	}
-	dial := append([]grpc.DialOption(nil), cfg.dial...)
-	if cfg.creds != nil {
+	var dial []grpc.DialOption
+	switch {
+	case cfg.security != nil:
+		sec, err := cfg.security.DialOptions()
+		if err != nil {
+			return nil, fmt.Errorf("connect to scheduler %s: %w", addr, err)
+		}
+		dial = sec
+	case cfg.creds != nil:
 		dial = append(dial, grpc.WithTransportCredentials(cfg.creds))
-	} else {
+	default:
 		dial = append(dial, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	}
+	dial = append(dial, cfg.dial...)
 	conn, err := grpc.NewClient(addr, append([]grpc.DialOption{grpc.WithDefaultCallOptions(
 		grpc.MaxCallRecvMsgSize(flightdata.MaxMessageBytes), grpc.MaxCallSendMsgSize(flightdata.MaxMessageBytes))},
 		dial...)...)
@@ -123,12 +133,21 @@ func Connect(ctx context.Context, addr string, opts ...ClientOption) (*Client, e
 	}
 	stream, err := wire.NewSchedulerClient(conn).ClientStream(sctx)
 	if err != nil {
+		if hint := security.Describe(err); hint != "" {
+			return fail(fmt.Errorf("connect to scheduler %s: %s: %w", addr, hint, err))
+		}
 		return fail(fmt.Errorf("connect to scheduler %s: %w", addr, err))
 	}
 	reg := cfg.registry
 	err = stream.Send(&wire.ClientUp{Msg: &wire.ClientUp_Register{Register: &wire.RegisterClient{Name: cfg.name,
 		Registry: &wire.Registry{Fingerprint: reg.Fingerprint(), Signatures: reg.Signatures()}, Events: cfg.events}}})
+	if errors.Is(err, io.EOF) {
+		_, err = stream.Recv() // the stream ended: its status says why
+	}
 	if err != nil {
+		if hint := security.Describe(err); hint != "" {
+			return fail(fmt.Errorf("connect to scheduler %s: %s: %w", addr, hint, err))
+		}
 		return fail(fmt.Errorf("connect to scheduler %s: %w", addr, err))
 	}
 	type recv struct {
@@ -149,6 +168,9 @@ func Connect(ctx context.Context, addr string, opts ...ClientOption) (*Client, e
 		return fail(fmt.Errorf("connect to scheduler %s: %w", addr, ctx.Err()))
 	}
 	if r.err != nil {
+		if hint := security.Describe(r.err); hint != "" {
+			return fail(fmt.Errorf("connect to scheduler %s: %s: %w", addr, hint, r.err))
+		}
 		return fail(fmt.Errorf("connect to scheduler %s: %w", addr, r.err))
 	}
 	switch m := r.m.Msg.(type) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/server"
 	"github.com/shoal-data/shoal/graph"
 )
@@ -70,6 +71,10 @@ type LocalClusterOptions struct {
 	// it (default 0.95). TargetFraction above which it spills values to
 	// disk (default 0.6).
 	TargetFraction, PauseFraction, TerminateFraction float64
+	// Security secures every connection of the cluster (mutual TLS, a
+	// token; see security.NewLocal); nil: plaintext on loopback. Clients
+	// made with Client use it; others need WithSecurity.
+	Security *security.Config
 	// Metrics serves Prometheus metrics on /metrics from the scheduler and
 	// every worker, each on a free loopback port (see Info's
 	// MetricsAddress and WorkerInfo.Metrics).
@@ -115,6 +120,18 @@ func NewLocalCluster(ctx context.Context, opts LocalClusterOptions) (*LocalClust
 	if scfg.HeartbeatInterval == 0 {
 		scfg.HeartbeatInterval = opts.HeartbeatInterval
 	}
+	if opts.Security != nil {
+		sopts, err := opts.Security.ServerOptions()
+		if err != nil {
+			return nil, fmt.Errorf("local cluster: %w", err)
+		}
+		dopts, err := opts.Security.DialOptions()
+		if err != nil {
+			return nil, fmt.Errorf("local cluster: %w", err)
+		}
+		scfg.ServerOptions = append(scfg.ServerOptions, sopts...)
+		scfg.DialOptions = append(dopts, scfg.DialOptions...)
+	}
 	if opts.Metrics && scfg.MetricsListen == "" {
 		scfg.MetricsListen = "127.0.0.1:0"
 	}
@@ -135,7 +152,7 @@ func NewLocalCluster(ctx context.Context, opts LocalClusterOptions) (*LocalClust
 	spec := workerSpec{Scheduler: sched.Address(), Threads: opts.ThreadsPerWorker, MemoryLimit: opts.MemoryLimit,
 		LocalDir: opts.LocalDir, ScratchDir: shared, Resources: opts.Resources, LogLevel: opts.WorkerLogLevel,
 		HeartbeatInterval: opts.HeartbeatInterval, WatchStdin: true, DeathTimeout: 30 * time.Second,
-		TargetFraction: opts.TargetFraction, PauseFraction: opts.PauseFraction}
+		TargetFraction: opts.TargetFraction, PauseFraction: opts.PauseFraction, Security: opts.Security}
 	if opts.Metrics {
 		spec.MetricsListen = "127.0.0.1:0"
 	}
@@ -257,6 +274,9 @@ func (lc *LocalCluster) Client(ctx context.Context, opts ...ClientOption) (*Clie
 		opts = append([]ClientOption{WithRegistry(lc.opts.Registry)}, opts...)
 	}
 	opts = append([]ClientOption{withScratchDir(lc.shared)}, opts...)
+	if lc.opts.Security != nil {
+		opts = append([]ClientOption{WithSecurity(*lc.opts.Security)}, opts...)
+	}
 	return Connect(ctx, lc.Address(), opts...)
 }
 

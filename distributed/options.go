@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/graph"
 )
 
@@ -22,6 +23,7 @@ type clientConfig struct {
 	events   bool
 	gather   int
 	scratch  string
+	security *security.Config
 }
 
 func defaultClientConfig() clientConfig {
@@ -43,6 +45,12 @@ func WithName(name string) ClientOption { return func(c *clientConfig) { c.name 
 // the workers (for example mutual TLS); the default is plaintext.
 func WithTransportCredentials(creds credentials.TransportCredentials) ClientOption {
 	return func(c *clientConfig) { c.creds = creds }
+}
+
+// WithSecurity secures the connections to the scheduler and the workers
+// as sec says: mutual TLS with the cluster's CA, and its token.
+func WithSecurity(sec security.Config) ClientOption {
+	return func(c *clientConfig) { c.security = &sec }
 }
 
 // WithDialOptions adds gRPC dial options for the connections to the

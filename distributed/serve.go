@@ -10,7 +10,10 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/worker"
 	"github.com/shoal-data/shoal/graph"
 )
@@ -38,6 +41,7 @@ type workerSpec struct {
 	PauseFraction     float64            `json:"pause_fraction,omitempty"`
 	MetricsListen     string             `json:"metrics_listen,omitempty"`
 	InProcess         bool               `json:"-"`
+	Security          *security.Config   `json:"security,omitempty"`
 }
 
 // ServeIfWorker turns the process into a worker when NewLocalCluster
@@ -88,7 +92,18 @@ func ServeIfWorker() bool {
 }
 
 func runWorker(ctx context.Context, spec workerSpec, reg *graph.Registry, logger *slog.Logger) error {
-	w, err := worker.New(worker.Config{Scheduler: spec.Scheduler, Name: spec.Name, Threads: spec.Threads,
+	var sopts []grpc.ServerOption
+	var dopts []grpc.DialOption
+	if spec.Security != nil {
+		var err error
+		if sopts, err = spec.Security.ServerOptions(); err != nil {
+			return err
+		}
+		if dopts, err = spec.Security.DialOptions(); err != nil {
+			return err
+		}
+	}
+	w, err := worker.New(worker.Config{ServerOptions: sopts, DialOptions: dopts, Scheduler: spec.Scheduler, Name: spec.Name, Threads: spec.Threads,
 		MemoryLimit: spec.MemoryLimit, TargetFraction: spec.TargetFraction, LocalDir: spec.LocalDir,
 		ScratchDir: spec.ScratchDir, Supervised: spec.Supervised, Nanny: spec.Nanny, PauseFraction: spec.PauseFraction,
 		MetricsListen: spec.MetricsListen, InProcess: spec.InProcess,

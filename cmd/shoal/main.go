@@ -35,6 +35,7 @@ import (
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed"
+	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/server"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/distributed/worker"
@@ -95,6 +96,48 @@ func run(args []string, stderr io.Writer) int {
 
 var errUsage = errors.New("usage")
 
+type securityFlags struct {
+	ca, cert, key, tokenFile string
+}
+
+func (f *securityFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.ca, "tls-ca", "", "PEM `file` of the CA that signs every process's certificate (mutual TLS; with --tls-cert and --tls-key)")
+	fs.StringVar(&f.cert, "tls-cert", "", "PEM `file` of this process's certificate")
+	fs.StringVar(&f.key, "tls-key", "", "PEM `file` of this process's key")
+	fs.StringVar(&f.tokenFile, "token-file", "", "`file` holding the token every call must carry")
+}
+
+// config returns the security configuration, or nil for plaintext (the
+// default of the command line, on a trusted network).
+func (f *securityFlags) config() (*security.Config, error) {
+	if f.ca == "" && f.cert == "" && f.key == "" && f.tokenFile == "" {
+		return nil, nil
+	}
+	c := &security.Config{CAFile: f.ca, CertFile: f.cert, KeyFile: f.key, Insecure: f.ca == "" && f.cert == "" && f.key == ""}
+	if f.tokenFile != "" {
+		b, err := os.ReadFile(f.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
+		c.Token = strings.TrimSpace(string(b))
+	}
+	return c, nil
+}
+
+// grpcOptions returns the server and dial options of sec (plaintext when
+// nil).
+func grpcOptions(sec *security.Config) ([]grpc.ServerOption, []grpc.DialOption, error) {
+	if sec == nil {
+		return nil, []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, nil
+	}
+	so, err := sec.ServerOptions()
+	if err != nil {
+		return nil, nil, err
+	}
+	do, err := sec.DialOptions()
+	return so, do, err
+}
+
 type logFlags struct {
 	format string
 	level  string
@@ -127,6 +170,8 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	heartbeat := fs.Duration("heartbeat-timeout", 30*time.Second, "remove a worker silent for this long")
 	dashboard := fs.String("dashboard-address", "", "dashboard `address` to report to clients (none is served yet)")
 	metricsListen := fs.String("metrics-listen", "", "`address` to serve Prometheus metrics on, at /metrics (host:port; empty: none)")
+	var sf securityFlags
+	sf.register(fs)
 	var lf logFlags
 	lf.register(fs)
 	fs.Usage = func() {
@@ -144,8 +189,17 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	sec, err := sf.config()
+	if err != nil {
+		return err
+	}
+	sopts, dopts, err := grpcOptions(sec)
+	if err != nil {
+		return err
+	}
 	s, err := server.New(server.Config{Listen: *addr, Logger: logger, Saturation: *saturation,
-		HeartbeatTimeout: *heartbeat, DashboardAddress: *dashboard, MetricsListen: *metricsListen})
+		HeartbeatTimeout: *heartbeat, DashboardAddress: *dashboard, MetricsListen: *metricsListen,
+		ServerOptions: sopts, DialOptions: dopts})
 	if err != nil {
 		return err
 	}
@@ -173,6 +227,8 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	metricsListen := fs.String("metrics-listen", "", "`address` to serve Prometheus metrics on, at /metrics (host:port; empty: none)")
 	watchStdin := fs.Bool("watch-stdin", false, "stop when standard input closes (set by the nanny for its child)")
 	supervisedBy := fs.String("supervised-by", "", "the `nanny` supervising this worker (set by the nanny for its child)")
+	var sf securityFlags
+	sf.register(fs)
 	deathTimeout := fs.Duration("death-timeout", 60*time.Second, "give up after the scheduler is out of reach this long")
 	var lf logFlags
 	lf.register(fs)
@@ -218,8 +274,16 @@ Flags:
 	if err != nil {
 		return err
 	}
+	sec, err := sf.config()
+	if err != nil {
+		return err
+	}
+	sopts, dopts, err := grpcOptions(sec)
+	if err != nil {
+		return err
+	}
 	if *nanny {
-		return runNanny(ctx, positional[0], args, limit, *terminate, logger)
+		return runNanny(ctx, positional[0], args, limit, *terminate, dopts, logger)
 	}
 	if *watchStdin {
 		var cancel context.CancelFunc
@@ -233,7 +297,8 @@ Flags:
 	w, err := worker.New(worker.Config{Scheduler: positional[0], Listen: *listen, Name: *name, Threads: *threads,
 		MemoryLimit: limit, TargetFraction: *target, PauseFraction: *pause, LocalDir: *localDir, ScratchDir: *scratch,
 		Resources: res, Registry: graph.Default(), Logger: logger, DeathTimeout: *deathTimeout,
-		MetricsListen: *metricsListen, Nanny: *supervisedBy, Supervised: *supervisedBy != ""})
+		MetricsListen: *metricsListen, Nanny: *supervisedBy, Supervised: *supervisedBy != "",
+		ServerOptions: sopts, DialOptions: dopts})
 	if err != nil {
 		return err
 	}
@@ -251,7 +316,8 @@ Flags:
 // flags but --nanny) and supervises it until ctx is done: it restarts it
 // when it dies, kills it above the terminate threshold, and tells the
 // scheduler why it ended.
-func runNanny(ctx context.Context, scheduler string, args []string, limit int64, terminate float64, logger *slog.Logger) error {
+func runNanny(ctx context.Context, scheduler string, args []string, limit int64, terminate float64,
+	dial []grpc.DialOption, logger *slog.Logger) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("nanny: find this program: %w", err)
@@ -269,7 +335,7 @@ func runNanny(ctx context.Context, scheduler string, args []string, limit int64,
 		self += " on " + h
 	}
 	child = append(child, "--watch-stdin", "--supervised-by", self, "--log-format", "json")
-	conn, err := grpc.NewClient(scheduler, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(scheduler, dial...)
 	if err != nil {
 		return fmt.Errorf("nanny: scheduler %s: %w", scheduler, err)
 	}

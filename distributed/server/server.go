@@ -61,6 +61,9 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// Credentials secure the server; default plaintext.
 	Credentials credentials.TransportCredentials
+	// ServerOptions are added to the gRPC server's options: those of
+	// security.Config.ServerOptions (mutual TLS, token check).
+	ServerOptions []grpc.ServerOption
 	// MaxMessageBytes bounds the messages the server accepts (default
 	// 256 MiB); a larger one fails its stream.
 	MaxMessageBytes int
@@ -232,6 +235,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Credentials != nil {
 		opts = append(opts, grpc.Creds(cfg.Credentials))
 	}
+	opts = append(opts, cfg.ServerOptions...)
 	s.grpc = grpc.NewServer(opts...)
 	wire.RegisterSchedulerServer(s.grpc, &service{s: s})
 	s.metrics = newServerMetrics(s)

@@ -89,6 +89,9 @@ type Config struct {
 	// plaintext.
 	ServerCredentials credentials.TransportCredentials
 	DialOptions       []grpc.DialOption
+	// ServerOptions are added to the options of the worker's gRPC server
+	// (security.Config.ServerOptions: mutual TLS, token check).
+	ServerOptions []grpc.ServerOption
 	// HeartbeatInterval is how often the worker reports its memory when it
 	// has nothing else to say (default 1s).
 	HeartbeatInterval time.Duration
@@ -232,6 +235,7 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.ServerCredentials != nil {
 		opts = append(opts, grpc.Creds(cfg.ServerCredentials))
 	}
+	opts = append(opts, cfg.ServerOptions...)
 	w.grpc = grpc.NewServer(opts...)
 	flight.RegisterFlightServiceServer(w.grpc, &flightServer{w: w})
 	wire.RegisterWorkerServer(w.grpc, &infoServer{w: w})
