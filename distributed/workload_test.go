@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/shoal-data/shoal/array"
 	"github.com/shoal-data/shoal/dataframe"
 	"github.com/shoal-data/shoal/dataframe/dftest"
+	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/local"
@@ -134,4 +137,40 @@ func TestArrayProcesses(t *testing.T) {
 			t.Fatalf("value %d: %v, want %v", i, gv[i], wv[i])
 		}
 	}
+}
+
+// TestShuffleWorkerKilledProcesses kills a worker process while the
+// tutorial's shuffle runs: the answer must be the same as without the kill
+// (the lost parts are computed again), or a clear error; never a hang.
+func TestShuffleWorkerKilledProcesses(t *testing.T) {
+	lc, c := processCluster(t, distributed.LocalClusterOptions{Nanny: true})
+	glob := writeTutorialCSV(t, t.TempDir(), 4, 2000)
+	exec := local.New()
+	defer exec.Close()
+	_, wantMonthly, wantSorted := tutorial(t, exec, glob)
+
+	killed := make(chan struct{})
+	var once sync.Once
+	sub := lc.Scheduler().Events().Subscribe(func(evs []diagnostics.Event) {
+		for _, e := range evs {
+			// Once a split has written its shards: the worker dies with
+			// split outputs and collects under way.
+			if e.Kind == diagnostics.TaskTransition && e.To == "memory" &&
+				strings.HasPrefix(string(e.Key), "shuffle-split") {
+				once.Do(func() {
+					lc.WorkerProcesses()[0].Signal(syscall.SIGKILL)
+					close(killed)
+				})
+			}
+		}
+	})
+	defer sub.Close()
+	_, gotMonthly, gotSorted := tutorial(t, c, glob)
+	select {
+	case <-killed:
+	default:
+		t.Fatal("no shuffle task ran: nothing was killed")
+	}
+	dftest.AssertEqual(t, gotMonthly, wantMonthly, dftest.IgnoreRowOrder())
+	dftest.AssertEqual(t, gotSorted, wantSorted)
 }
