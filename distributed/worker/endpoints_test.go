@@ -151,7 +151,9 @@ func (n *nokey) DoPut(ctx context.Context, opts ...grpc.CallOption) (flight.Flig
 	return &stripDesc{s}, err
 }
 
-type stripDesc struct{ flight.FlightService_DoPutClient }
+type stripDesc struct {
+	flight.FlightService_DoPutClient
+}
 
 func (s *stripDesc) Send(d *flight.FlightData) error {
 	d.FlightDescriptor = nil
