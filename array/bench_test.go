@@ -177,7 +177,8 @@ func scalar(b *testing.B, exec graph.Executor, a Array) float64 {
 // in one computation and reports the peak resident memory; "persisted"
 // sums chunks held in memory and compares with plain loops over the same
 // buffers on one and two goroutines. "lazy" also times a plain loop on
-// one thread that draws the same numbers and sums them.
+// one thread that draws the same numbers and sums them. "chunks" sums
+// x + x, whose chunks exist as values, for its peak memory.
 func BenchmarkSum20000(b *testing.B) {
 	bytes := float64(bigN) * bigN * 8
 	b.Run("lazy", func(b *testing.B) {
@@ -208,6 +209,25 @@ func BenchmarkSum20000(b *testing.B) {
 		b.ReportMetric(float64(peak-base)/(1<<20), "peak-over-start-MiB")
 		b.ReportMetric(float64(peak-base)/float64(bigChunk*bigChunk*8), "peak-in-chunks")
 		_ = total
+	})
+	b.Run("chunks", func(b *testing.B) {
+		// x + x uses x twice, so x's chunks are made by tasks of their
+		// own and held until both uses are done: the peak memory of a
+		// reduction over chunks that exist.
+		exec := local.New()
+		defer exec.Close()
+		resetHWM()
+		base := vmRSS()
+		var sec float64
+		for range b.N {
+			x := bigArray()
+			sec += seconds(func() { scalar(b, exec, x.Add(x).Sum()) })
+		}
+		peak := vmHWM()
+		sec /= float64(b.N)
+		b.ReportMetric(sec, "s")
+		b.ReportMetric(float64(peak-base)/(1<<20), "peak-over-start-MiB")
+		b.ReportMetric(float64(peak-base)/float64(bigChunk*bigChunk*8), "peak-in-chunks")
 	})
 	b.Run("persisted", func(b *testing.B) {
 		exec := local.New()
@@ -348,16 +368,16 @@ func BenchmarkMatMul4000(b *testing.B) {
 		b.Fatal(err)
 	}
 	xm, _ := xd.Mat()
-	var shoal, gon1, gonAll float64
+	var shoal, gon1, gonAll, shoalCPU, gon1CPU float64
 	var got, want float64
 	for range b.N {
-		shoal += seconds(func() { got = scalar(b, exec, MatMul(p, p).Sum()) })
+		shoal += seconds(cpuOf(&shoalCPU, func() { got = scalar(b, exec, MatMul(p, p).Sum()) }))
 		prev := runtime.GOMAXPROCS(1)
-		gon1 += seconds(func() {
+		gon1 += seconds(cpuOf(&gon1CPU, func() {
 			var y mat.Dense
 			y.Mul(xm, xm)
 			want = mat.Sum(&y)
-		})
+		}))
 		runtime.GOMAXPROCS(prev)
 		gonAll += seconds(func() {
 			var y mat.Dense
@@ -375,6 +395,8 @@ func BenchmarkMatMul4000(b *testing.B) {
 	b.ReportMetric(flops/(gonAll/k)/1e9, "gonumAll-GFLOP/s")
 	b.ReportMetric(gon1/shoal, "speedup")
 	b.ReportMetric(gonAll/shoal, "vs-gonumAll")
+	b.ReportMetric(shoalCPU/k, "cpu-s")
+	b.ReportMetric(gon1CPU/k, "gonum1-cpu-s")
 }
 
 var _ = fmt.Sprint
