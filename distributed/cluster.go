@@ -17,6 +17,7 @@ import (
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/server"
+	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
 )
 
@@ -212,8 +213,8 @@ func (lc *LocalCluster) startProcess(spec workerSpec, i int) error {
 		MemoryLimit:       lc.opts.MemoryLimit,
 		TerminateFraction: lc.opts.TerminateFraction,
 		Logger:            lc.logger.With("worker_process", i),
-		OnExit: func(pid int, cause string) {
-			lc.sched.WorkerExited("", pid, cause)
+		OnExit: func(pid int, cause string, last []*wire.LogRecord) {
+			lc.sched.WorkerExited("", pid, cause, last)
 		},
 	})
 	if err != nil {

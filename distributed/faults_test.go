@@ -3,6 +3,7 @@ package distributed_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -15,8 +16,10 @@ import (
 )
 
 var (
-	// exit ends the process that runs it with the exit code x.
+	// exit ends the process that runs it with the exit code x, saying so
+	// on its standard error just before.
 	exit = graph.MustRegisterFunc("distributed_test.exit", func(_ context.Context, x int) (int, error) {
+		fmt.Fprintf(os.Stderr, "exiting with code %d\n", x)
 		os.Exit(x)
 		return 0, nil
 	})
@@ -77,12 +80,13 @@ func TestKilledWorkerProcesses(t *testing.T) {
 			t.Errorf("worker %s: logs %+v, want its last records, gone", w, l)
 			continue
 		}
-		found := false
+		connected, last := false, false
 		for _, r := range l.Records {
-			found = found || strings.Contains(r.Message, "connected to the scheduler")
+			connected = connected || strings.Contains(r.Message, "connected to the scheduler")
+			last = last || r.Message == "exiting with code 3"
 		}
-		if !found {
-			t.Errorf("worker %s: no 'connected' record among %v", w, l.Records)
+		if !connected || !last {
+			t.Errorf("worker %s: no 'connected' record, or not its last line, among %v", w, l.Records)
 		}
 	}
 	// The scheduler logged why they were removed.

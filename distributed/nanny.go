@@ -1,6 +1,7 @@
 package distributed
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
+	"github.com/shoal-data/shoal/distributed/wire"
 )
 
 // NannyConfig describes a nanny: the supervisor of one worker process.
@@ -36,11 +38,12 @@ type NannyConfig struct {
 	// Logger receives the nanny's logs and the worker's (its JSON lines);
 	// by default nothing is logged.
 	Logger *slog.Logger
-	// OnExit is called with the pid and the cause each time the worker
-	// process ends unasked (such as "exit code 3", "signal: killed",
-	// "memory 1.20 GiB above the terminate threshold ..."). A LocalCluster
-	// and `shoal worker --nanny` tell the scheduler with it.
-	OnExit func(pid int, cause string)
+	// OnExit is called each time the worker process ends unasked, with
+	// its pid, the cause (such as "exit code 3", "signal: killed",
+	// "killed by the nanny: process memory ... above the terminate
+	// threshold ...") and the last records it wrote to its standard error.
+	// A LocalCluster and `shoal worker --nanny` tell the scheduler with it.
+	OnExit func(pid int, cause string, last []*wire.LogRecord)
 }
 
 // Nanny starts a worker process, restarts it when it dies, and kills it
@@ -116,7 +119,7 @@ func (n *Nanny) start() (*nannyProc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("nanny: start worker %s: %w", cmd.Path, err)
 	}
-	p := &nannyProc{cmd: cmd, stdin: stdin, exited: make(chan struct{}), logs: &tailBuffer{max: 40}}
+	p := &nannyProc{cmd: cmd, stdin: stdin, exited: make(chan struct{}), logs: &tailBuffer{max: tailLines}}
 	var fwd sync.WaitGroup
 	fwd.Add(1)
 	go func() {
@@ -160,7 +163,7 @@ func (n *Nanny) supervise(p *nannyProc) {
 		n.logger.Warn("worker process ended", "pid", p.cmd.Process.Pid, "reason", cause,
 			"last_output", p.logs.last(5))
 		if n.cfg.OnExit != nil {
-			n.cfg.OnExit(p.cmd.Process.Pid, cause)
+			n.cfg.OnExit(p.cmd.Process.Pid, cause, parseLogLines(p.logs.last(tailLines)))
 		}
 		if !n.cfg.Restart {
 			n.mu.Lock()
@@ -249,6 +252,51 @@ func exitCause(p *nannyProc) string {
 		return cause
 	}
 	return fmt.Sprintf("exit code %d", st.ExitCode())
+}
+
+// tailLines is how many of the last lines of a worker's standard error a
+// nanny keeps.
+const tailLines = 200
+
+// parseLogLines turns a worker's standard error lines into log records:
+// its JSON records, and any other line (a Go panic, a fatal error) as an
+// error record of its own.
+func parseLogLines(lines []string) []*wire.LogRecord {
+	out := make([]*wire.LogRecord, 0, len(lines))
+	for _, line := range lines {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			out = append(out, &wire.LogRecord{TimeUnixNano: time.Now().UnixNano(), Level: int32(slog.LevelError),
+				Message: line, Attrs: map[string]string{"stream": "stderr"}})
+			continue
+		}
+		r := &wire.LogRecord{Attrs: map[string]string{}}
+		if s, ok := m["time"].(string); ok {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				r.TimeUnixNano = t.UnixNano()
+			}
+		}
+		if s, ok := m["level"].(string); ok {
+			var l slog.Level
+			if l.UnmarshalText([]byte(s)) == nil {
+				r.Level = int32(l)
+			}
+		}
+		r.Message, _ = m["msg"].(string)
+		for k, v := range m {
+			if k == "time" || k == "level" || k == "msg" {
+				continue
+			}
+			if s, ok := v.(string); ok {
+				r.Attrs[k] = s
+			} else {
+				b, _ := json.Marshal(v)
+				r.Attrs[k] = string(b)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Process returns the worker process running now (the last started).

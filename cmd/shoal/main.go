@@ -351,10 +351,10 @@ func runNanny(ctx context.Context, scheduler string, args []string, limit int64,
 		MemoryLimit:       limit,
 		TerminateFraction: terminate,
 		Logger:            logger.With("nanny", self),
-		OnExit: func(pid int, cause string) {
+		OnExit: func(pid int, cause string, last []*wire.LogRecord) {
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if _, err := sched.WorkerExited(rctx, &wire.WorkerExit{Pid: int32(pid), Cause: cause}); err != nil {
+			if _, err := sched.WorkerExited(rctx, &wire.WorkerExit{Pid: int32(pid), Cause: cause, Logs: last}); err != nil {
 				logger.Warn("nanny could not tell the scheduler why the worker ended", "pid", pid, "reason", cause,
 					"error", err)
 			}

@@ -38,8 +38,14 @@ const maxGone = 256
 
 // exitWaiter waits for the supervisor's word on why a worker ended.
 type exitWaiter struct {
-	ch    chan string
+	ch   chan string
+	exit workerExit
+}
+
+// workerExit is what a supervisor said of a worker process that ended.
+type workerExit struct {
 	cause string
+	logs  []*wire.LogRecord // its last records, read from its standard error
 }
 
 // startPlugins subscribes the scheduler plugins to the server's events.
@@ -67,16 +73,21 @@ func (s *Server) startPlugins() {
 // memory limit. The scheduler gives this cause when it removes the worker,
 // and KilledWorkerError lists it. pid identifies the process when addr is
 // not known.
-func (s *Server) WorkerExited(addr string, pid int, cause string) {
+//
+// last are the last records the process wrote to its standard error: they
+// join the worker's logs, which keeps the records it logged just before it
+// died even when it could not send them.
+func (s *Server) WorkerExited(addr string, pid int, cause string, last []*wire.LogRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.logger.Warn("worker process ended", "worker", addr, "pid", pid, "reason", cause)
+	e := workerExit{cause: cause, logs: last}
 	for _, k := range []string{addr, pidKey(pid)} {
 		if k == "" {
 			continue
 		}
 		if w := s.exitWait[k]; w != nil {
-			w.cause = cause
+			w.exit = e
 			close(w.ch)
 			delete(s.exitWait, k)
 			return
@@ -86,10 +97,10 @@ func (s *Server) WorkerExited(addr string, pid int, cause string) {
 		clear(s.exits)
 	}
 	if addr != "" {
-		s.exits[addr] = cause
+		s.exits[addr] = e
 	}
 	if pid > 0 {
-		s.exits[pidKey(pid)] = cause
+		s.exits[pidKey(pid)] = e
 	}
 }
 
@@ -103,19 +114,19 @@ func pidKey(pid int) string {
 // exitCause waits up to ExitWait for the supervisor of a supervised worker
 // whose connection broke to say why its process ended; "" when it does not
 // say.
-func (s *Server) exitCause(wc *workerConn) string {
+func (s *Server) exitCause(wc *workerConn) workerExit {
 	if !wc.info.Supervised || s.cfg.ExitWait <= 0 {
-		return ""
+		return workerExit{}
 	}
 	keys := []string{wc.addr, pidKey(int(wc.info.Pid))}
 	s.mu.Lock()
 	for _, k := range keys {
-		if c, ok := s.exits[k]; ok && k != "" {
+		if e, ok := s.exits[k]; ok && k != "" {
 			for _, k := range keys {
 				delete(s.exits, k)
 			}
 			s.mu.Unlock()
-			return c
+			return e
 		}
 	}
 	w := &exitWaiter{ch: make(chan string)}
@@ -139,7 +150,45 @@ func (s *Server) exitCause(wc *workerConn) string {
 			delete(s.exitWait, k)
 		}
 	}
-	return w.cause
+	return w.exit
+}
+
+// mergeLogs adds to a worker's logs the records its supervisor read that
+// the worker had not sent, in time order. Called with s.mu held.
+func (wc *workerConn) mergeLogs(last []*wire.LogRecord, max int) {
+	if len(last) == 0 {
+		return
+	}
+	type id struct {
+		t   int64
+		msg string
+	}
+	have := make(map[id]bool, len(wc.logs))
+	for _, r := range wc.logs {
+		have[id{r.TimeUnixNano, r.Message}] = true
+	}
+	added := false
+	for _, r := range last {
+		if !have[id{r.TimeUnixNano, r.Message}] {
+			wc.logs = append(wc.logs, r)
+			added = true
+		}
+	}
+	if !added {
+		return
+	}
+	slices.SortStableFunc(wc.logs, func(a, b *wire.LogRecord) int {
+		switch {
+		case a.TimeUnixNano < b.TimeUnixNano:
+			return -1
+		case a.TimeUnixNano > b.TimeUnixNano:
+			return 1
+		}
+		return 0
+	})
+	if over := len(wc.logs) - max; over > 0 {
+		wc.logs = slices.Clone(wc.logs[over:])
+	}
 }
 
 // keepGone keeps a removed worker's last logs. Called with s.mu held.
@@ -361,7 +410,7 @@ func (x *service) WorkerExited(_ context.Context, e *wire.WorkerExit) (*wire.Ack
 	if e.Address == "" && e.Pid <= 0 {
 		return nil, invalid("worker exit without an address or a pid")
 	}
-	x.s.WorkerExited(e.Address, int(e.Pid), e.Cause)
+	x.s.WorkerExited(e.Address, int(e.Pid), e.Cause, e.Logs)
 	return &wire.Ack{}, nil
 }
 

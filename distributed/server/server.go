@@ -131,7 +131,7 @@ type Server struct {
 	dirty     []*outbox
 	closed    bool
 	changed   chan struct{}          // closed and replaced when workers come or go
-	exits     map[string]string      // exit causes not yet claimed, by address or "pid:N"
+	exits     map[string]workerExit  // exits not yet claimed, by address or "pid:N"
 	exitWait  map[string]*exitWaiter // by address and "pid:N"
 	gone      map[string]*goneWorker // by address
 	goneOrder []string
@@ -215,7 +215,7 @@ func New(cfg Config) (*Server, error) {
 		logger:   logger.With("scheduler", lis.Addr().String()),
 		ring:     ring,
 		peers:    conns.New(cfg.DialOptions...),
-		exits:    map[string]string{},
+		exits:    map[string]workerExit{},
 		exitWait: map[string]*exitWaiter{},
 		gone:     map[string]*goneWorker{},
 		topics:   map[string][]*wire.TopicEvent{},

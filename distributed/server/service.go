@@ -142,17 +142,18 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 	}
 	cancel()
 
-	var cause string
+	var exit workerExit
 	s.mu.Lock()
 	lost := wc.lost == "" && !wc.shutdown && s.workers[wc.addr] == wc
 	s.mu.Unlock()
 	if lost {
-		cause = s.exitCause(wc)
+		exit = s.exitCause(wc)
 	}
 	s.mu.Lock()
-	if wc.lost == "" && cause != "" {
-		wc.lost = "process ended: " + cause
+	if wc.lost == "" && exit.cause != "" {
+		wc.lost = "process ended: " + exit.cause
 	}
+	wc.mergeLogs(exit.logs, s.cfg.WorkerLogs)
 	reason := wc.lost
 	if reason == "" {
 		reason = "connection closed"

@@ -2677,10 +2677,14 @@ func (*Ack) Descriptor() ([]byte, []int) {
 }
 
 type WorkerExit struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Address       string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"` // the worker's address, when known
-	Pid           int32                  `protobuf:"varint,2,opt,name=pid,proto3" json:"pid,omitempty"`
-	Cause         string                 `protobuf:"bytes,3,opt,name=cause,proto3" json:"cause,omitempty"` // such as "exit code 3", "signal killed", "memory 1.2 GiB above the terminate threshold"
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Address string                 `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"` // the worker's address, when known
+	Pid     int32                  `protobuf:"varint,2,opt,name=pid,proto3" json:"pid,omitempty"`
+	Cause   string                 `protobuf:"bytes,3,opt,name=cause,proto3" json:"cause,omitempty"` // such as "exit code 3", "signal killed", "memory 1.2 GiB above the terminate threshold"
+	// The last records the process wrote to its standard error, as the
+	// nanny read them: they survive a process that died before it could
+	// send them.
+	Logs          []*LogRecord `protobuf:"bytes,4,rep,name=logs,proto3" json:"logs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2734,6 +2738,13 @@ func (x *WorkerExit) GetCause() string {
 		return x.Cause
 	}
 	return ""
+}
+
+func (x *WorkerExit) GetLogs() []*LogRecord {
+	if x != nil {
+		return x.Logs
+	}
+	return nil
 }
 
 type LogsRequest struct {
@@ -3764,12 +3775,13 @@ const file_shoal_proto_rawDesc = "" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x18\n" +
 	"\amissing\x18\x03 \x01(\bR\amissing\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\"\x05\n" +
-	"\x03Ack\"N\n" +
+	"\x03Ack\"\x83\x01\n" +
 	"\n" +
 	"WorkerExit\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x10\n" +
 	"\x03pid\x18\x02 \x01(\x05R\x03pid\x12\x14\n" +
-	"\x05cause\x18\x03 \x01(\tR\x05cause\"K\n" +
+	"\x05cause\x18\x03 \x01(\tR\x05cause\x123\n" +
+	"\x04logs\x18\x04 \x03(\v2\x1f.shoal.distributed.v1.LogRecordR\x04logs\"K\n" +
 	"\vLogsRequest\x12\f\n" +
 	"\x01n\x18\x01 \x01(\x05R\x01n\x12\x18\n" +
 	"\aworkers\x18\x02 \x01(\bR\aworkers\x12\x14\n" +
@@ -3956,51 +3968,52 @@ var file_shoal_proto_depIdxs = []int32{
 	9,  // 36: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
 	30, // 37: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
 	57, // 38: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
-	4,  // 39: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 40: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
-	58, // 41: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
-	39, // 42: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
-	26, // 43: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
-	3,  // 44: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
-	49, // 45: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
-	37, // 46: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
-	5,  // 47: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
-	18, // 48: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
-	29, // 49: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
-	35, // 50: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
-	36, // 51: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
-	39, // 52: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
-	40, // 53: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
-	42, // 54: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
-	43, // 55: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
-	43, // 56: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
-	29, // 57: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
-	46, // 58: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
-	48, // 59: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
-	29, // 60: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
-	46, // 61: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
-	48, // 62: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
-	10, // 63: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
-	24, // 64: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
-	31, // 65: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
-	34, // 66: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
-	38, // 67: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
-	34, // 68: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
-	41, // 69: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
-	34, // 70: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
-	34, // 71: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
-	44, // 72: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
-	45, // 73: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
-	47, // 74: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
-	50, // 75: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
-	30, // 76: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
-	47, // 77: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
-	49, // 78: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
-	63, // [63:79] is the sub-list for method output_type
-	47, // [47:63] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	4,  // 39: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 40: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 41: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
+	58, // 42: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
+	39, // 43: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
+	26, // 44: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
+	3,  // 45: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
+	49, // 46: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
+	37, // 47: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
+	5,  // 48: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
+	18, // 49: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
+	29, // 50: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
+	35, // 51: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
+	36, // 52: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
+	39, // 53: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
+	40, // 54: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
+	42, // 55: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
+	43, // 56: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
+	43, // 57: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
+	29, // 58: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
+	46, // 59: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
+	48, // 60: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
+	29, // 61: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
+	46, // 62: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
+	48, // 63: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
+	10, // 64: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
+	24, // 65: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
+	31, // 66: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
+	34, // 67: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
+	38, // 68: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
+	34, // 69: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
+	41, // 70: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
+	34, // 71: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
+	34, // 72: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
+	44, // 73: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
+	45, // 74: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
+	47, // 75: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
+	50, // 76: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
+	30, // 77: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
+	47, // 78: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
+	49, // 79: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
+	64, // [64:80] is the sub-list for method output_type
+	48, // [48:64] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_shoal_proto_init() }

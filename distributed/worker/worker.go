@@ -445,6 +445,13 @@ func (w *Worker) session(ctx context.Context, client wire.SchedulerClient) (conn
 	w.mu.Lock()
 	w.epoch = 0
 	w.mu.Unlock()
+	// The records logged so far reach the scheduler before any task runs,
+	// so that even a worker that dies in its first task leaves them.
+	if logs := w.drainLogs(); len(logs) > 0 {
+		if err := stream.Send(&wire.WorkerUp{Msg: &wire.WorkerUp_Batch{Batch: &wire.WorkerBatch{Logs: logs}}}); err != nil {
+			return true, err
+		}
+	}
 
 	sendErr := make(chan error, 1)
 	go func() { sendErr <- w.sendLoop(sctx, stream) }()
@@ -493,14 +500,21 @@ func (w *Worker) sendLoop(ctx context.Context, stream wire.Scheduler_WorkerStrea
 		if heartbeat {
 			b.Memory.Process = procmem.RSS()
 		}
-		for _, r := range w.ring.Drain() {
-			b.Logs = append(b.Logs, &wire.LogRecord{TimeUnixNano: r.Time.UnixNano(), Level: int32(r.Level),
-				Message: r.Message, Attrs: r.Attrs})
-		}
+		b.Logs = w.drainLogs()
 		if err := stream.Send(&wire.WorkerUp{Msg: &wire.WorkerUp_Batch{Batch: b}}); err != nil {
 			return err
 		}
 	}
+}
+
+// drainLogs takes the records queued for the scheduler.
+func (w *Worker) drainLogs() []*wire.LogRecord {
+	var out []*wire.LogRecord
+	for _, r := range w.ring.Drain() {
+		out = append(out, &wire.LogRecord{TimeUnixNano: r.Time.UnixNano(), Level: int32(r.Level),
+			Message: r.Message, Attrs: r.Attrs})
+	}
+	return out
 }
 
 func (w *Worker) wake() {
