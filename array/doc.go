@@ -35,7 +35,10 @@
 //	a.T, a.reshape(-1, 4)         a.T(), a.Reshape(-1, 4)
 //	np.concatenate([a, b], 1)     array.Concatenate([]array.Array{a, b}, 1)
 //	a @ b, np.linalg.qr(a)        array.MatMul(a, b), array.QR(a)
+//	np.linalg.solve, lstsq        array.Solve(a, b), array.Lstsq(a, b)
+//	rng.uniform(0, 1, shape)      array.Uniform(seed, shape, 0, 1) (other numbers than NumPy's)
 //	np.save / np.load             array.WriteNPY / array.ReadNPY
+//	pd.DataFrame(a)               a.ToRecords(ctx, exec, "x", "y"), then dataframe.FromRecords
 //
 // Types promote as in NumPy (int64 with float32 is float64), and Go
 // numbers are "weak" like Python scalars: an int64 array plus 2 stays
