@@ -3,7 +3,9 @@ package dataframe_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -386,4 +388,34 @@ func TestDescribe(t *testing.T) {
 		dftest.Float64s("age", 6.0, 1.0, 36.0, 10.770329614269007, 22.0, 51.0),
 		dftest.Float64s("score", 6.0, 1.0, 40.25/6, 1.8736105963264265, 4.0, 9.0),
 	), dftest.Tolerance(1e-12, 0))
+}
+
+// TestConcurrentComputes computes one in-memory frame from several
+// goroutines at once on one executor.
+func TestConcurrentComputes(t *testing.T) {
+	e := newExec(t)
+	d, _ := randomFrame(t, 4, 3000, 4)
+	q := d.GroupBy("name").Agg(df.Sum("v"), df.Size().As("n"))
+	want := compute(t, q)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			got, err := q.Compute(context.Background(), e)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer got.Release()
+			if got.NumRows() != want.NumRows() {
+				errs[i] = fmt.Errorf("%d rows, want %d", got.NumRows(), want.NumRows())
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
 }

@@ -27,19 +27,33 @@ func runsInProcess(exec graph.Executor) bool {
 	return ok && ip.InProcess()
 }
 
+// The table of held records. A record held by several computations at
+// once (the same frame computed twice concurrently) has one id, counted,
+// so that their tasks are the same tasks with the same params.
 var (
 	heldMu   sync.Mutex
-	held     = map[uint64]arrow.RecordBatch{}
+	held     = map[uint64]*heldEntry{}
+	heldIDs  = map[arrow.RecordBatch]uint64{}
 	heldNext atomic.Uint64
 )
 
+type heldEntry struct {
+	rec  arrow.RecordBatch
+	refs int
+}
+
 // hold keeps rec for the tasks of this process and returns its id.
 func hold(rec arrow.RecordBatch) uint64 {
+	heldMu.Lock()
+	defer heldMu.Unlock()
+	if id, ok := heldIDs[rec]; ok {
+		held[id].refs++
+		return id
+	}
 	id := heldNext.Add(1)
 	rec.Retain()
-	heldMu.Lock()
-	held[id] = rec
-	heldMu.Unlock()
+	held[id] = &heldEntry{rec: rec, refs: 1}
+	heldIDs[rec] = id
 	return id
 }
 
@@ -48,9 +62,14 @@ func unhold(ids []uint64) {
 	heldMu.Lock()
 	defer heldMu.Unlock()
 	for _, id := range ids {
-		if r, ok := held[id]; ok {
-			r.Release()
+		e, ok := held[id]
+		if !ok {
+			continue
+		}
+		if e.refs--; e.refs == 0 {
+			e.rec.Release()
 			delete(held, id)
+			delete(heldIDs, e.rec)
 		}
 	}
 }
@@ -59,12 +78,12 @@ func unhold(ids []uint64) {
 func heldRecord(id uint64) (arrow.RecordBatch, error) {
 	heldMu.Lock()
 	defer heldMu.Unlock()
-	r, ok := held[id]
+	e, ok := held[id]
 	if !ok {
 		return nil, fmt.Errorf("in-memory partition %d is gone: the computation that held it has ended", id)
 	}
-	r.Retain()
-	return r, nil
+	e.rec.Retain()
+	return e.rec, nil
 }
 
 // lowerFor lowers df for running on exec: when exec runs tasks in this
