@@ -35,11 +35,61 @@
 // with the "shoal.get" action), fetch the inputs they lack from each other,
 // and the client gathers results from them directly.
 //
+// Workers of one LocalCluster share a scratch directory (SharedDir) for
+// the files of ops, so that a dataframe shuffle runs across worker
+// processes; workers on different machines do not share shuffle shards
+// yet.
+//
 // # Failures
 //
 // When a worker dies, the scheduler sees its stream break (or its
 // heartbeats stop), computes again what it held and was running elsewhere,
-// and the result is the same. A client that disconnects has its work
-// released. The scheduler refuses a worker or a client whose registry of
-// ops differs from the others', listing the names that differ.
+// and the result is the same. Every worker process of a LocalCluster (and
+// of `shoal worker --nanny`) is watched by a Nanny, which tells the
+// scheduler why it ended (exit code, signal, memory) and passes on the last
+// lines it wrote; with LocalClusterOptions.Nanny it also restarts it. A
+// task that was running on AllowedFailures (3) workers that died fails
+// with a *scheduler.KilledWorkerError naming the task, the workers and
+// why each died. A client that disconnects has its work released. The
+// scheduler refuses a worker or a client whose registry of ops differs from
+// the others', listing the names that differ.
+//
+// # Memory
+//
+// A worker counts the bytes of the values it holds (managed memory) and
+// measures its process (RSS). Past TargetFraction (0.6) of its memory limit
+// it spills the least recently used values to disk as Arrow IPC; past
+// PauseFraction (0.8) it starts no new tasks, and the scheduler sends it
+// none; past TerminateFraction (0.95) its nanny kills it (and restarts it).
+// Each change is logged with the numbers.
+//
+// # Client
+//
+// Besides Compute and Submit (graph.Executor), a Client submits registered
+// functions (SubmitCall, Map) with per-task Retries, Priority, Resources
+// and Workers restrictions; gathers (Gather, Wait, AsCompleted, Cancel);
+// keeps values on the workers (Persist), sends values there (Scatter);
+// names them for other clients (PublishDataset, GetDataset,
+// ListDatasets); runs a function on every worker or on the scheduler
+// directly (Run, RunOnScheduler); sets worker plugins up
+// (RegisterWorkerPlugin, with the built-in UploadFile and Environ); and
+// reads the cluster's logs (SchedulerLogs, WorkerLogs, including those of
+// workers that died) and topic events (LogEvent, TopicEvents). Info and
+// String describe the cluster as the Dask tutorial shows it.
+//
+// # Observability
+//
+// Every process logs with log/slog, each record with its worker, task key,
+// op and reason, and keeps its last 10,000 records; workers send theirs to
+// the scheduler as they log them. With LocalClusterOptions.Metrics (or
+// --metrics-listen), the scheduler and every worker serve Prometheus
+// metrics on /metrics; their names are listed in the server and worker
+// packages.
+//
+// # Security
+//
+// Package security gives mutual TLS between all processes and an optional
+// token (LocalClusterOptions.Security, WithSecurity, the --tls-* and
+// --token-file flags); security.NewLocal makes temporary certificates.
+// Without it, connections are plaintext.
 package distributed
