@@ -350,6 +350,21 @@ func TestSpill(t *testing.T) {
 		info, err := c.Info(ctx)
 		return err == nil && len(info.Workers) == 1 && info.Workers[0].Spilled > 0
 	})
+	eventually(t, "the worker logged the spill with the numbers", func() bool {
+		logs, err := c.WorkerLogs(ctx, 0)
+		if err != nil {
+			return false
+		}
+		for _, l := range logs {
+			for _, r := range l.Records {
+				if strings.HasPrefix(r.Message, "spilling: managed memory") &&
+					strings.Contains(r.Message, "(0.60 of the 4.00 MiB limit)") && r.Attrs["target"] == "2516582" {
+					return true
+				}
+			}
+		}
+		return false
+	})
 	vals, err := c.Gather(ctx, fs...)
 	if err != nil {
 		t.Fatal(err)

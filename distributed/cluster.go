@@ -198,6 +198,9 @@ func (lc *LocalCluster) startProcess(spec workerSpec, i int) error {
 		}
 	}
 	spec.Supervised = true
+	if lc.opts.Nanny {
+		spec.Nanny = fmt.Sprintf("local cluster nanny in pid %d", os.Getpid())
+	}
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return err

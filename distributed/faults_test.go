@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shoal-data/shoal/distributed"
+	"github.com/shoal-data/shoal/distributed/server"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -218,4 +219,41 @@ func TestNannyRestartsKilledWorker(t *testing.T) {
 	if got, err := graph.Compute[int](ctx, c, sum.Call(graph.List(parts...))); err != nil || got != want {
 		t.Fatalf("after the restart: %v, %v", got, err)
 	}
+}
+
+// TestHungWorkerProcesses stops a worker process (SIGSTOP): its connection
+// stays open but its heartbeats stop, and the scheduler removes it after
+// the heartbeat timeout and finishes the computation on the other.
+func TestHungWorkerProcesses(t *testing.T) {
+	lc, c := processCluster(t, distributed.LocalClusterOptions{HeartbeatInterval: 50 * time.Millisecond,
+		Scheduler: server.Config{HeartbeatTimeout: 500 * time.Millisecond}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	victim := lc.WorkerProcesses()[0]
+	if err := victim.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Signal(syscall.SIGCONT)
+	var parts []any
+	want := 0
+	for i := range 30 {
+		parts = append(parts, slowDouble.Call(i))
+		want += 2 * i
+	}
+	got, err := graph.Compute[int](ctx, c, sum.Call(graph.List(parts...)))
+	if err != nil || got != want {
+		t.Fatalf("compute with a hung worker: %v, %v", got, err)
+	}
+	logs, err := c.SchedulerLogs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range logs {
+		found = found || (r.Message == "worker silent for too long; removing it" && r.Attrs["timeout"] == "500ms")
+	}
+	if !found {
+		t.Errorf("no record of the silent worker's removal in %v", logs)
+	}
+	victim.Signal(syscall.SIGCONT)
 }

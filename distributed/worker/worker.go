@@ -122,17 +122,18 @@ type Worker struct {
 	baseCancel context.CancelFunc
 	wg         sync.WaitGroup // tasks, fetches, the server
 
-	mu       sync.Mutex
-	state    *State
-	store    store
-	running  map[uint64]context.CancelFunc
-	epoch    uint64
-	outDone  []*wire.TaskDone
-	outMiss  []string
-	notify   chan struct{}
-	spilling bool
-	memDirty bool // report memory in the next batch
-	closed   bool
+	mu         sync.Mutex
+	state      *State
+	store      store
+	running    map[uint64]context.CancelFunc
+	epoch      uint64
+	outDone    []*wire.TaskDone
+	outMiss    []string
+	notify     chan struct{}
+	spilling   bool
+	memDirty   bool // report memory in the next batch
+	overTarget bool // managed memory was above the target at the last check
+	closed     bool
 
 	plugins    map[string]Plugin
 	pluginList []Plugin // sorted by name
@@ -615,7 +616,14 @@ func (w *Worker) handle(evs ...Event) {
 	if report {
 		w.wake()
 	}
-	if w.store.overLimit() && !w.spilling && !w.closed {
+	over := w.store.overLimit()
+	if over && !w.overTarget {
+		w.logger.Info(fmt.Sprintf("spilling: managed memory %s is above the target %s (%.2f of the %s limit); writing the least recently used values to disk",
+			procmem.Format(w.store.managed), procmem.Format(w.store.limit), w.cfg.TargetFraction, procmem.Format(w.cfg.MemoryLimit)),
+			"managed", w.store.managed, "target", w.store.limit, "memory_limit", w.cfg.MemoryLimit, "spilled", w.store.spilled)
+	}
+	w.overTarget = over
+	if over && !w.spilling && !w.closed {
 		w.spilling = true
 		w.wg.Add(1)
 		go w.spill()
