@@ -165,12 +165,12 @@ func (o *createOp) blockParams(n *node, idx []int) createParams {
 	return p
 }
 
-// streams reports whether the chunks can be drawn a run at a time by the
-// task that uses them (random numbers), rather than by a task of their
-// own.
+// streams reports whether the chunks can be made a run at a time by the
+// task that uses them, rather than by a task of their own: all of them
+// can.
 func (o *createOp) streams() bool {
 	switch o.p.Kind {
-	case "uniform", "normal", "integers":
+	case "uniform", "normal", "integers", "full", "arange", "linspace", "eye":
 		return true
 	}
 	return false
@@ -305,42 +305,101 @@ func runCreate(ctx context.Context, in graph.OpInput) (any, error) {
 	if _, err := shapeSize(p.Shape); err != nil {
 		return nil, err
 	}
+	g, err := newChunkGen(p)
+	if err != nil {
+		return nil, err
+	}
+	d := newDense(p.DType, p.Shape)
+	g.fill(d.data, 0)
+	return d, nil
+}
+
+// chunkGen makes the elements of a generated chunk, a run at a time, in
+// row-major order: fill sets dst (a slice of the chunk's dtype) to the
+// elements at positions pos, pos+1, ... of the chunk.
+type chunkGen interface {
+	fill(dst any, pos int)
+}
+
+func newChunkGen(p createParams) (chunkGen, error) {
+	if !p.DType.valid() || len(p.Offset) != len(p.Shape) {
+		return nil, fmt.Errorf("create %s: bad params", p.Kind)
+	}
 	switch p.Kind {
+	case "uniform", "normal", "integers":
+		return newRandomGen(p)
 	case "full":
 		f := newDense(Float64, []int{1})
 		f.data.([]float64)[0] = float64(p.A)
-		c := f.astype(p.DType)
-		d := newDense(p.DType, p.Shape)
-		fillWith(d.data, c.data)
-		return d, nil
+		return &constGen{v: f.astype(p.DType).data}, nil
 	case "arange", "linspace":
-		n := p.Shape[0]
-		v := make([]float64, n)
-		for i := range v {
-			j := p.Offset[0] + i
-			v[i] = float64(p.A) + float64(j)*float64(p.B)
-			if p.Kind == "linspace" && j == p.Last && j > 0 {
-				v[i] = math.Float64frombits(uint64(p.IA))
-			}
+		if len(p.Shape) != 1 {
+			return nil, fmt.Errorf("create %s: a chunk of shape %v is not 1-D", p.Kind, p.Shape)
 		}
-		d := &Dense{dtype: Float64, shape: []int{n}, strides: []int{1}, data: v}
-		return d.astype(p.DType), nil
+		return &rangeGen{p: p}, nil
 	case "eye":
-		d := newDense(p.DType, p.Shape)
+		if len(p.Shape) != 2 {
+			return nil, fmt.Errorf("create eye: a chunk of shape %v is not 2-D", p.Shape)
+		}
 		one := newDense(Float64, []int{1})
 		one.data.([]float64)[0] = 1
-		oneT := one.astype(p.DType)
-		for i := range p.Shape[0] {
-			j := p.Offset[0] + i - p.Offset[1]
-			if j >= 0 && j < p.Shape[1] {
-				setFrom(d.data, i*p.Shape[1]+j, oneT.data, 0)
-			}
-		}
-		return d, nil
-	case "uniform", "normal", "integers":
-		return randomChunk(ctx, p)
+		return &eyeGen{p: p, one: one.astype(p.DType).data, zero: newDense(p.DType, []int{1}).data}, nil
 	}
 	return nil, fmt.Errorf("unknown generator %q", p.Kind)
+}
+
+// constGen fills with one value (v holds it, of the chunk's dtype).
+type constGen struct{ v any }
+
+func (g *constGen) fill(dst any, _ int) { fillWith(dst, g.v) }
+
+// rangeGen makes the evenly spaced numbers of Arange and Linspace: element
+// j of the array is A + j·B, and Linspace's last element is exactly its
+// stop (held in IA as float64 bits).
+type rangeGen struct {
+	p   createParams
+	buf []float64
+}
+
+func (g *rangeGen) fill(dst any, pos int) {
+	n := sliceLen(dst)
+	if cap(g.buf) < n {
+		g.buf = make([]float64, n)
+	}
+	v := g.buf[:n]
+	p := g.p
+	for i := range v {
+		j := p.Offset[0] + pos + i
+		v[i] = float64(p.A) + float64(j)*float64(p.B)
+		if p.Kind == "linspace" && j == p.Last && j > 0 {
+			v[i] = math.Float64frombits(uint64(p.IA))
+		}
+	}
+	copyInto(dst, 0, v)
+}
+
+// eyeGen makes a chunk of the identity matrix: one where the row and the
+// column in the whole matrix are equal.
+type eyeGen struct {
+	p         createParams
+	one, zero any // of the chunk's dtype
+}
+
+func (g *eyeGen) fill(dst any, pos int) {
+	cols := g.p.Shape[1]
+	n := sliceLen(dst)
+	fillWith(dst, g.zero)
+	for q := pos; q < pos+n; q++ {
+		// The first element of row q/cols on the diagonal, if the run has it.
+		r := q / cols
+		c := g.p.Offset[0] + r - g.p.Offset[1]
+		if c >= 0 && c < cols {
+			if at := r*cols + c; at >= pos && at < pos+n {
+				setFrom(dst, at-pos, g.one, 0)
+			}
+		}
+		q = (r+1)*cols - 1 // on to the next row
+	}
 }
 
 // fillWith sets every element of dst to the only element of v.

@@ -19,7 +19,10 @@
 // operations run as one task per chunk (and fuse with the first step of a
 // reduction that follows), reductions run as a tree of partial results,
 // and a computation holds about as many chunks as run at once, not the
-// whole array. The same chunk expression built twice gets the same task
+// whole array. Generated arrays (Zeros, Full, Arange, Linspace, Eye,
+// Uniform, Normal, Integers) used by one expression only, as in
+// Uniform(...).Mul(2).Sum(), are made as they are used and never held as
+// whole chunks. The same chunk expression built twice gets the same task
 // keys, so it is computed once.
 //
 // # For NumPy users
@@ -70,9 +73,7 @@
 // generator (math/rand/v2) seeded with the seed and the chunk's row-major
 // number. The same seed with the same shape and chunks gives the same
 // numbers, wherever each chunk is computed; other chunks give other
-// numbers, as in Dask. Numbers used by one expression only, as in
-// Uniform(...).Mul(2).Sum(), are drawn as they are used and never held
-// as whole chunks.
+// numbers, as in Dask.
 //
 // # Your own functions
 //

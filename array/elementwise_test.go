@@ -134,8 +134,9 @@ func TestElementwiseFusion(t *testing.T) {
 	}
 }
 
-// Random numbers used by one expression are drawn by its tasks, a tile
-// at a time, with the same numbers as chunks of their own.
+// Generated arrays (random numbers, constants, ranges, the identity)
+// used by one expression are made by its tasks, a tile at a time, with the
+// same numbers as chunks of their own.
 func TestRandomDrawnInTask(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -150,6 +151,14 @@ func TestRandomDrawnInTask(t *testing.T) {
 		{"broadcast", func() Array { return Uniform(5, []int{70}, 0, 1, Chunks(30)) }, func(x Array) Array { return Ones([]int{90, 70}, Chunks(40, 30)).Add(x) }, 3},
 		{"used twice", func() Array { return Uniform(5, []int{90, 90}, 0, 1, Chunks(40)) }, func(x Array) Array { return x.Add(x.T()).Max() }, 9},
 		{"a result", func() Array { return Uniform(5, []int{90}, 0, 1, Chunks(40)) }, func(x Array) Array { return x }, 3},
+		{"full", func() Array { return Full([]int{90, 70}, 2.5, Chunks(40, 30)) }, func(x Array) Array { return x.Mul(2).Sum(Axis(0)) }, 0},
+		{"ones int", func() Array { return Ones([]int{3000}, Chunks(2500), WithDType(Int64)) }, func(x Array) Array { return x.CumSum(0) }, 0},
+		{"zeros bool", func() Array { return Zeros([]int{50, 50}, Chunks(20), WithDType(Bool)) }, func(x Array) Array { return x.Not().Any(Axis(1)) }, 0},
+		{"arange", func() Array { return Arange(-3, 5000, 0.5, Chunks(3333)) }, func(x Array) Array { return x.Mul(x).Sub(1) }, 0},
+		{"arange float32", func() Array { return Arange(0, 9000, 1, Chunks(4100), WithDType(Float32)) }, func(x Array) Array { return x.Add(1) }, 0},
+		{"linspace", func() Array { return Linspace(0, 1, 4999, Chunks(2000)) }, func(x Array) Array { return x.Mul(3) }, 0},
+		{"eye", func() Array { return Eye(130, Chunks(40, 70)) }, func(x Array) Array { return x.Mul(7).Add(1) }, 0},
+		{"eye int", func() Array { return Eye(100, Chunks(30, 80), WithDType(Int64)) }, func(x Array) Array { return x.Sub(1).Sum(Axis(1)) }, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			y := tt.f(tt.x())
@@ -160,7 +169,7 @@ func TestRandomDrawnInTask(t *testing.T) {
 			n := 0
 			for _, k := range g.Keys() {
 				switch k.Prefix() {
-				case "uniform", "normal", "integers":
+				case "uniform", "normal", "integers", "full", "arange", "linspace", "eye":
 					n++
 				}
 			}
@@ -361,6 +370,57 @@ func TestBandTiles(t *testing.T) {
 				}
 			}
 			p += n
+		}
+	}
+}
+
+// Generators give the same elements a run at a time, in any order, as all
+// at once.
+func TestChunkGenRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 50))
+	for _, p := range []createParams{
+		{Kind: "eye", DType: Float64, Shape: []int{7, 9}, Offset: []int{4, 2}},
+		{Kind: "eye", DType: Bool, Shape: []int{5, 3}, Offset: []int{0, 3}},
+		{Kind: "eye", DType: Int64, Shape: []int{1, 1}, Offset: []int{6, 6}},
+		{Kind: "arange", DType: Float32, Shape: []int{40}, Offset: []int{7}, A: 1.5, B: 0.25},
+		{Kind: "linspace", DType: Float64, Shape: []int{11}, Offset: []int{10}, A: 0, B: 0.1, Last: 20, IA: int64(math.Float64bits(2))},
+		{Kind: "full", DType: Bool, Shape: []int{6, 2}, Offset: []int{0, 0}, A: 3},
+		{Kind: "normal", DType: Float32, Shape: []int{33}, Offset: []int{0}, Seed: 3, Stream: 2, A: 1, B: 2},
+		{Kind: "integers", DType: Int64, Shape: []int{4, 6}, Offset: []int{0, 0}, Seed: 3, IA: -5, IB: 5},
+	} {
+		g, err := newChunkGen(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole := newDense(p.DType, p.Shape)
+		g.fill(whole.data, 0)
+		n := whole.Size()
+		for range 5 {
+			g, _ := newChunkGen(p)
+			got := newDense(p.DType, p.Shape)
+			// Runs in a random order.
+			var cuts []int
+			for c := 0; c < n; c += 1 + rng.IntN(5) {
+				cuts = append(cuts, c)
+			}
+			cuts = append(cuts, n)
+			order := rng.Perm(len(cuts) - 1)
+			for _, k := range order {
+				g.fill(subslice(got.data, cuts[k], cuts[k+1]), cuts[k])
+			}
+			if !slices.Equal(got.Float64s(), whole.Float64s()) {
+				t.Fatalf("%s %v: runs give %v, all at once %v", p.Kind, p.Shape, got.Float64s(), whole.Float64s())
+			}
+		}
+		if p.Kind == "eye" {
+			for i := range p.Shape[0] {
+				for j := range p.Shape[1] {
+					v, _ := whole.At(i, j)
+					if want := p.Offset[0]+i == p.Offset[1]+j; (v == 1) != want {
+						t.Fatalf("eye chunk at %v: (%d, %d) is %v", p.Offset, i, j, v)
+					}
+				}
+			}
 		}
 	}
 }

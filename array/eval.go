@@ -25,7 +25,7 @@ type mapParams struct {
 type inputSpec struct {
 	Dep  int           `json:"dep"`
 	Axes []int         `json:"axes"`
-	Gen  *createParams `json:"gen,omitempty"` // random numbers the task draws itself (Dep is -1)
+	Gen  *createParams `json:"gen,omitempty"` // a generated chunk the task makes itself (Dep is -1)
 	// Strict lists the result axes of unknown length along which the
 	// input's chunk must have the result's length: a chunk of length 1
 	// there is not broadcast (the input's axis is not of length 1).
@@ -90,11 +90,11 @@ type evaluator struct {
 }
 
 type leafReader struct {
-	data    any        // contiguous elements
-	direct  bool       // laid out as the output: read data[p:p+n]
-	strides []int      // per output axis; 0 where broadcast
-	band    *band      // a transposed matrix, read through a band of rows
-	gen     *randomGen // random numbers laid out as the output, drawn a tile at a time
+	data    any      // contiguous elements
+	direct  bool     // laid out as the output: read data[p:p+n]
+	strides []int    // per output axis; 0 where broadcast
+	band    *band    // a transposed matrix, read through a band of rows
+	gen     chunkGen // a generated chunk laid out as the output, made a tile at a time
 }
 
 // bandElems is about how many elements a band of a transposed input
@@ -230,12 +230,12 @@ func newEvaluator(p *mapParams, inputs []any) (*evaluator, error) {
 			}
 		}
 		if s.Gen != nil {
-			g, err := newRandomGen(*s.Gen)
+			g, err := newChunkGen(*s.Gen)
 			if err != nil {
 				return nil, err
 			}
 			if same && d.Size() == ev.size {
-				// Drawn a tile at a time, in order: the chunk is never held.
+				// Made a tile at a time, in order: the chunk is never held.
 				ev.leaves = append(ev.leaves, leafReader{gen: g, strides: st})
 				continue
 			}

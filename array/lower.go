@@ -229,10 +229,11 @@ func (l *lowerer) mapTasks(chunks [][]int, p prog, keyOf func(idx []int) graph.K
 	return keys, nil
 }
 
-// drawnInTask reports whether the leaf's chunks are random numbers that
-// the map tasks over chunks can draw themselves, a run at a time, rather
-// than read from tasks of their own: the leaf's array has no other use,
-// and each of its chunks is read by exactly one map task.
+// drawnInTask reports whether the leaf's chunks are generated (random
+// numbers, constants, ranges) and the map tasks over chunks can make them
+// themselves, a run at a time, rather than read them from tasks of their
+// own: the leaf's array has no other use, and each of its chunks is read
+// by exactly one map task.
 func (l *lowerer) drawnInTask(lf progLeaf, chunks [][]int) (*createOp, bool) {
 	c, ok := lf.n.op.(*createOp)
 	if !ok || !c.streams() || l.users[lf.n.token] > 1 || l.roots[lf.n.token] {
