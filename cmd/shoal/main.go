@@ -167,7 +167,7 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8786", "`address` to listen on (host:port; \":8786\" for every interface)")
 	saturation := fs.Float64("saturation", 0, "tasks sent to a worker per thread before the rest wait in the scheduler (default 4)")
-	heartbeat := fs.Duration("heartbeat-timeout", 30*time.Second, "remove a worker silent for this long")
+	heartbeat := fs.Duration("heartbeat-timeout", 10*time.Second, "remove a worker silent for this long")
 	dashboard := fs.String("dashboard-address", "", "dashboard `address` to report to clients (none is served yet)")
 	metricsListen := fs.String("metrics-listen", "", "`address` to serve Prometheus metrics on, at /metrics (host:port; empty: none)")
 	var sf securityFlags

@@ -54,7 +54,7 @@ type Config struct {
 	// before it is declared erred (default 3).
 	AllowedFailures int
 	// HeartbeatTimeout removes a worker that has sent nothing for this
-	// long (default 30s). A worker whose connection breaks is removed at
+	// long (default 10s: ten missed heartbeats). A worker whose connection breaks is removed at
 	// once.
 	HeartbeatTimeout time.Duration
 	// HeartbeatInterval is how often workers report when idle (default 1s).
@@ -172,7 +172,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Saturation = 4
 	}
 	if cfg.HeartbeatTimeout <= 0 {
-		cfg.HeartbeatTimeout = 30 * time.Second
+		cfg.HeartbeatTimeout = 10 * time.Second
 	}
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = time.Second
