@@ -54,8 +54,8 @@ type Config struct {
 	// before it is declared erred (default 3).
 	AllowedFailures int
 	// HeartbeatTimeout removes a worker that has sent nothing for this
-	// long (default 10s: ten missed heartbeats). A worker whose connection breaks is removed at
-	// once.
+	// long (default 10s: ten missed heartbeats). A worker whose connection
+	// breaks is removed at once.
 	HeartbeatTimeout time.Duration
 	// HeartbeatInterval is how often workers report when idle (default 1s).
 	HeartbeatInterval time.Duration
