@@ -21,13 +21,16 @@ import (
 	"github.com/shoal-data/shoal/local"
 )
 
-// The benchmarks of the issue. Run them one at a time, with one iteration
-// each, several times:
+// The benchmarks of the issue. Run them one at a time, several times:
 //
-//	go test -run XXX -bench 'Sum20000|XPlusXT|MatMul4000' -benchtime 1x -count 3 ./array/
+//	go test -run XXX -bench 'Sum20000' -benchtime 3x ./array/
+//	go test -run XXX -bench 'XPlusXT|MatMul4000' -benchtime 1x -count 3 ./array/
 //
 // Each compares Shoal with a plain loop or single-threaded gonum in the
-// same function, on the same data, and reports the ratio.
+// same function, on the same data, and reports the ratio, and the CPU
+// seconds of both: when other programs share the machine, a parallel run
+// gets fewer cores than it asks for, and the CPU seconds still compare
+// the work done. Note the load (uptime) with the figures.
 
 const (
 	bigN     = 20000
