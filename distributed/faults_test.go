@@ -2,8 +2,10 @@ package distributed_test
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow"
 	"os"
 	"strings"
 	"syscall"
@@ -257,3 +259,71 @@ func TestHungWorkerProcesses(t *testing.T) {
 	}
 	victim.Signal(syscall.SIGCONT)
 }
+
+// sleepAfter waits 50ms, then returns its input: a task long enough to be
+// worth moving.
+var sleepAfter = graph.MustRegisterFunc("distributed_test.sleep_after", func(ctx context.Context, x int) (int, error) {
+	select {
+	case <-time.After(50 * time.Millisecond):
+		return x, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+})
+
+// TestWorkStealingProcesses puts five slow tasks whose input is on one
+// worker: locality sends four there and one to the other, which, once
+// idle, steals waiting ones.
+func TestWorkStealingProcesses(t *testing.T) {
+	_, c := processCluster(t, distributed.LocalClusterOptions{ThreadsPerWorker: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	info, err := c.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := info.Workers[0].Address, info.Workers[1].Address
+	// A large input on a: locality prefers a for its dependents.
+	in, err := c.SubmitCall(ctx, makeTable.Name(), []any{1}, distributed.Workers(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := c.SubmitCall(ctx, countRows.Name(), []any{in}, distributed.Workers(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(ctx, rows); err != nil || rows.Err() != nil {
+		t.Fatal(err, rows.Err())
+	}
+	var ds []graph.Delayed
+	for i := range 5 {
+		ds = append(ds, sleepAfter.Call(sum.Call(graph.List(i, countRowsInt.Call(in.Delayed())))))
+	}
+	fs, err := c.Persist(ctx, ds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := c.Gather(ctx, fs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onB := 0
+	for i, f := range fs {
+		if vals[i] != i+1<<20/32 {
+			t.Errorf("value %d: %v", i, vals[i])
+		}
+		for _, w := range f.Workers() {
+			if w == b {
+				onB++
+			}
+		}
+	}
+	if onB < 2 {
+		t.Errorf("%d of 5 tasks ran on the idle worker, want it to steal at least one", onB)
+	}
+}
+
+// countRowsInt returns the rows of a table as an int.
+var countRowsInt = graph.MustRegisterFunc("distributed_test.count_rows_int", func(_ context.Context, t arrow.Table) (int, error) {
+	return int(t.NumRows()), nil
+})

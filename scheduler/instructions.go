@@ -38,9 +38,15 @@ type Release struct {
 
 // CancelRun asks Worker to stop computing Key: nobody needs it any more.
 // The worker still reports the task as finished or failed when it stops.
+//
+// With Steal, the task is wanted elsewhere (Config.Steal): the worker
+// gives it up only if it has not started it, reporting it failed with an
+// error that matches context.Canceled; a task it has started it finishes
+// and reports as usual.
 type CancelRun struct {
 	Key    graph.Key
 	Worker string
+	Steal  bool
 }
 
 // ReportResult tells Client that the value of Key is ready on Workers.

@@ -13,6 +13,9 @@ import (
 // most bytes of t's inputs, then the least loaded, then the first to join.
 // It returns nil when no allowed worker has a free slot.
 func (s *State) decideWorker(t *task) *worker {
+	if w := t.prefer; w != nil && w.canTake() && s.allowed(t, w) && hasResources(t, w) {
+		return w
+	}
 	var best *worker
 	var bestBytes int64 = -1
 	for _, w := range s.wlist {

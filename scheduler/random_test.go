@@ -57,10 +57,30 @@ func TestRandomScenarios(t *testing.T) {
 	if testing.Short() {
 		seeds = 50
 	}
+	stealsSeen, givenUp := 0, 0
+	defer func() {
+		if seeds >= 8 && (stealsSeen == 0 || givenUp == 0) {
+			t.Errorf("the stealing scenarios stole %d tasks, %d given up; want some of each", stealsSeen, givenUp)
+		}
+	}()
 	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(seed), 7))
-			m := newSim(t, Config{Saturation: 1 + r.Float64(), AllowedFailures: 2 + r.IntN(2)})
+			steal := seed%2 == 1
+			sat := 1 + r.Float64()
+			if steal {
+				sat = 1 + 3*(sat-1) // more tasks wait on workers: more to steal
+			}
+			m := newSim(t, Config{Saturation: sat, AllowedFailures: 2 + r.IntN(2), Steal: steal})
+			m.giveUp = steal && seed%4 == 1
+			defer func() {
+				for _, in := range m.log {
+					if c, ok := in.(*CancelRun); ok && c.Steal {
+						stealsSeen++
+					}
+				}
+				givenUp += m.givenUp
+			}()
 			nw := 0
 			addWorker := func() {
 				nw++

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -25,6 +26,17 @@ type sim struct {
 	ids     map[graph.Key]int32      // from Run, passed back as executors do
 	asked   map[string][][]graph.Key // per client: the Keys of each submission
 	noCheck bool
+	// giveUp makes workers give up the tasks stolen from them (CancelRun
+	// with Steal) that they have not started: they are reported cancelled
+	// by the next finish. Otherwise they run them.
+	giveUp  bool
+	given   []stolen
+	givenUp int
+}
+
+type stolen struct {
+	worker string
+	key    graph.Key
 }
 
 func newSim(t testing.TB, cfg Config) *sim {
@@ -87,6 +99,19 @@ func (m *sim) apply(in Instruction) {
 		for _, w := range in.Workers {
 			delete(m.held[w], in.Key)
 		}
+	case *CancelRun:
+		// A task not first in its worker's list has not started.
+		ks := m.running[in.Worker]
+		if in.Steal && m.giveUp && len(ks) > 1 {
+			for i, k := range ks[1:] {
+				if k == in.Key {
+					m.running[in.Worker] = append(ks[:i+1:i+1], ks[i+2:]...)
+					m.given = append(m.given, stolen{in.Worker, k})
+					m.givenUp++
+					break
+				}
+			}
+		}
 	case *ReportResult:
 		m.checkIndex(in.Client, in.Key, in.Index)
 		if m.results[in.Client] == nil {
@@ -135,7 +160,15 @@ func (m *sim) next() (string, graph.Key, bool) {
 }
 
 // finish completes the oldest running task; it returns false when none runs.
+// Tasks given up to a steal are reported first.
 func (m *sim) finish() bool {
+	if len(m.given) > 0 {
+		g := m.given[0]
+		m.given = m.given[1:]
+		m.handle(&TaskFailed{Key: g.key, ID: m.ids[g.key], Worker: g.worker,
+			Err: fmt.Errorf("given up: %w", context.Canceled)})
+		return true
+	}
 	w, k, ok := m.next()
 	if !ok {
 		return false

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -35,6 +36,18 @@ type Config struct {
 	// Order computes static priorities of a submitted graph when the event
 	// carries none. Default graph.Order.
 	Order func(*graph.Graph) []int
+	// Steal moves tasks that wait on a busy worker (sent there but not
+	// started: it has more tasks than threads) to a worker with an idle
+	// thread, when no task is queued and the task's expected compute time
+	// (the mean of its prefix so far; unknown counts as worth it) exceeds
+	// twice the cost of moving its inputs (StealBandwidth, plus a
+	// millisecond). The busy worker is asked with CancelRun{Steal: true}
+	// and gives the task up only if it has not started it; when it reports
+	// the task cancelled, the task runs on the idle worker.
+	Steal bool
+	// StealBandwidth is the bytes per second moving inputs between workers
+	// is reckoned at (default 100e6).
+	StealBandwidth float64
 }
 
 func (c Config) withDefaults() Config {
@@ -52,6 +65,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Order == nil {
 		c.Order = graph.Order
+	}
+	if c.StealBandwidth <= 0 {
+		c.StealBandwidth = 100e6
 	}
 	return c
 }
@@ -122,6 +138,9 @@ type task struct {
 	state       TaskState
 	resubmit    bool // cancelled while running, then needed again
 	external    bool // created for a dependency that no graph defined
+
+	stealTo *worker // being moved there (Config.Steal), until its worker answers
+	prefer  *worker // where to start it next, when it can
 }
 
 // clientRef is a client that wants a task, and where it first named the
@@ -165,6 +184,9 @@ type worker struct {
 	nbytes     int64
 	used       map[string]float64 // resources taken by running tasks
 	memory     WorkerMemory
+	procs      map[*task]struct{} // tasks processing here (Config.Steal)
+	incoming   int                // tasks being stolen for it
+	outgoing   int                // tasks being stolen from it
 }
 
 type client struct {
@@ -228,7 +250,9 @@ type State struct {
 	nworkers int
 	now      time.Time
 	nowNanos int64
-	counts   [numTaskStates]int
+
+	durations map[string]float64 // mean compute seconds by task prefix (Config.Steal)
+	counts    [numTaskStates]int
 
 	// deferStart queues ready tasks instead of starting them, so that a
 	// new graph's tasks start in priority order; needFill asks Handle to
@@ -266,6 +290,8 @@ func New(cfg Config) *State {
 		workers: make(map[string]*worker),
 		clients: make(map[string]*client),
 		log:     newTransitionLog(cfg.LogSize),
+
+		durations: make(map[string]float64),
 	}
 }
 
@@ -320,6 +346,9 @@ func (s *State) Handle(events ...Event) []Instruction {
 			s.fillAll()
 			s.drain()
 		}
+	}
+	if s.cfg.Steal {
+		s.balance()
 	}
 	return s.out
 }
@@ -515,6 +544,15 @@ func (s *State) handleFinished(e *TaskFinished) {
 		}
 		return
 	}
+	s.endSteal(t)
+	if e.Duration > 0 && s.cfg.Steal {
+		p := t.key.Prefix()
+		d := e.Duration.Seconds()
+		if old, ok := s.durations[p]; ok {
+			d = 0.8*old + 0.2*d
+		}
+		s.durations[p] = d
+	}
 	s.freeSlot(t, w)
 	if t.state == Cancelled && !t.resubmit && t.waiters == 0 && len(t.clients) == 0 {
 		s.emitRelease(t.key, t.id, w.names)
@@ -539,8 +577,15 @@ func (s *State) handleFailed(e *TaskFailed) {
 	if !ok || w == nil || t.proc != w {
 		return
 	}
+	to := t.stealTo
+	s.endSteal(t)
 	s.freeSlot(t, w)
 	switch {
+	case to != nil && t.state == Processing && errors.Is(e.Err, context.Canceled):
+		// Given up by a busy worker: run it on the idle one.
+		s.setState(t, Released)
+		t.prefer = to
+		s.recommend(t, Waiting)
 	case t.state == Cancelled && !t.resubmit:
 		s.setState(t, Released)
 		s.checkForget(t)
@@ -578,7 +623,7 @@ func (s *State) handleWorkerAdded(e *WorkerAdded) {
 		slots = 1
 	}
 	w := &worker{info: info, names: []string{info.Name}, index: s.nworkers, slots: slots,
-		used: map[string]float64{}}
+		used: map[string]float64{}, procs: map[*task]struct{}{}}
 	s.nworkers++
 	s.workers[info.Name] = w
 	s.wlist = append(s.wlist, w)
@@ -606,6 +651,12 @@ func (s *State) removeWorker(w *worker, reason string) {
 	// not possible, so collect and sort by priority.
 	var running, held []*task
 	for _, t := range s.tasks {
+		if t.proc == w || t.stealTo == w {
+			s.endSteal(t)
+		}
+		if t.prefer == w {
+			t.prefer = nil
+		}
 		if t.proc == w {
 			running = append(running, t)
 		}
@@ -790,10 +841,23 @@ func (t *task) taskError() *graph.TaskError {
 	return &graph.TaskError{Key: t.key, Op: graph.DisplayOp(t.spec), Root: f.root, RootOp: f.rootOp, Worker: f.worker, Err: f.err}
 }
 
+// endSteal forgets that t was being stolen.
+func (s *State) endSteal(t *task) {
+	if t.stealTo == nil {
+		return
+	}
+	t.stealTo.incoming--
+	if t.proc != nil {
+		t.proc.outgoing--
+	}
+	t.stealTo = nil
+}
+
 func (s *State) freeSlot(t *task, w *worker) {
 	s.needFill = true
 	t.proc = nil
 	w.processing--
+	delete(w.procs, t)
 	for r, n := range t.spec.Resources {
 		w.used[r] -= n
 	}

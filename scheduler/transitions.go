@@ -129,7 +129,9 @@ func (s *State) makeReady(t *task) {
 
 func (s *State) startOn(t *task, w *worker) {
 	t.proc = w
+	t.prefer = nil
 	w.processing++
+	w.procs[t] = struct{}{}
 	for r, n := range t.spec.Resources {
 		w.used[r] += n
 	}

@@ -50,6 +50,10 @@ type Config struct {
 	// at hand when one ends, instead of waiting a round trip for them;
 	// lower keeps placement more flexible for long tasks).
 	Saturation float64
+	// NoStealing turns work stealing off: by default, tasks waiting on a
+	// busy worker move to a worker with an idle thread when computing them
+	// takes longer than moving their inputs (scheduler.Config.Steal).
+	NoStealing bool
 	// AllowedFailures is how many workers may die while running a task
 	// before it is declared erred (default 3).
 	AllowedFailures int
@@ -229,7 +233,7 @@ func New(cfg Config) (*Server, error) {
 		comps:    map[string]*computation{},
 		changed:  make(chan struct{}),
 		state: scheduler.New(scheduler.Config{Saturation: cfg.Saturation, AllowedFailures: cfg.AllowedFailures,
-			LogSize: cfg.LogSize}),
+			LogSize: cfg.LogSize, Steal: !cfg.NoStealing}),
 	}
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxSendMsgSize(cfg.MaxMessageBytes)}
 	if cfg.Credentials != nil {
@@ -426,7 +430,8 @@ func (s *Server) handle(evs ...scheduler.Event) {
 			}
 		case *scheduler.CancelRun:
 			if wc := s.workers[in.Worker]; wc != nil {
-				wc.push(&wire.Instruction{Op: &wire.Instruction_Cancel{Cancel: &wire.CancelTask{Key: string(in.Key)}}})
+				wc.push(&wire.Instruction{Op: &wire.Instruction_Cancel{Cancel: &wire.CancelTask{Key: string(in.Key),
+					Steal: in.Steal}}})
 				s.touch(&wc.box)
 			}
 		case *scheduler.ReportResult:

@@ -1373,8 +1373,11 @@ func (x *ReleaseKey) GetKey() string {
 }
 
 type CancelTask struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// steal: the task is wanted on another worker; give it up only if it
+	// has not started (then report it cancelled), else finish it.
+	Steal         bool `protobuf:"varint,2,opt,name=steal,proto3" json:"steal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1414,6 +1417,13 @@ func (x *CancelTask) GetKey() string {
 		return x.Key
 	}
 	return ""
+}
+
+func (x *CancelTask) GetSteal() bool {
+	if x != nil {
+		return x.Steal
+	}
+	return false
 }
 
 type ClientUp struct {
@@ -3664,10 +3674,11 @@ const file_shoal_proto_rawDesc = "" +
 	"\x04from\x18\x02 \x03(\tR\x04from\"\x1e\n" +
 	"\n" +
 	"ReleaseKey\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\"\x1e\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\"4\n" +
 	"\n" +
 	"CancelTask\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\"\x90\x01\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05steal\x18\x02 \x01(\bR\x05steal\"\x90\x01\n" +
 	"\bClientUp\x12B\n" +
 	"\bregister\x18\x01 \x01(\v2$.shoal.distributed.v1.RegisterClientH\x00R\bregister\x129\n" +
 	"\x05batch\x18\x02 \x01(\v2!.shoal.distributed.v1.ClientBatchH\x00R\x05batchB\x05\n" +

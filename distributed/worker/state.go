@@ -90,8 +90,13 @@ type FetchKey struct {
 // ReleaseKey drops the worker's copy of Key.
 type ReleaseKey struct{ Key graph.Key }
 
-// CancelTask stops computing Key.
-type CancelTask struct{ Key graph.Key }
+// CancelTask stops computing Key. With Steal, the scheduler wants it on
+// another worker: the worker gives it up only if it has not started it,
+// reporting it cancelled; a task it has started it finishes.
+type CancelTask struct {
+	Key   graph.Key
+	Steal bool
+}
 
 // Reset drops everything: the scheduler forgot what this worker held.
 type Reset struct{}
@@ -215,7 +220,7 @@ func (s *State) Handle(events ...Event) []Instruction {
 		case *ReleaseKey:
 			s.release(e.Key)
 		case *CancelTask:
-			s.cancel(e.Key)
+			s.cancel(e.Key, e.Steal)
 		case *Reset:
 			s.reset()
 		case *Pause:
@@ -349,9 +354,17 @@ func (s *State) release(k graph.Key) {
 	}
 }
 
-func (s *State) cancel(k graph.Key) {
+func (s *State) cancel(k graph.Key, steal bool) {
 	t, ok := s.tasks[k]
 	if !ok {
+		return
+	}
+	if steal {
+		if t.state == executing {
+			return // started here: it finishes here
+		}
+		delete(s.tasks, k)
+		s.emit(&Report{Key: k, ID: t.id, Err: fmt.Errorf("task %q moved to another worker before it ran: %w", k, context.Canceled)})
 		return
 	}
 	if t.state == executing {

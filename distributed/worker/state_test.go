@@ -158,6 +158,16 @@ func TestState(t *testing.T) {
 			{[]Event{&Fetched{Key: "a", Value: 1}}, nil},
 			{[]Event{&RunTask{ID: 2, Task: task("b", "a")}}, []string{"fail b: missing-data"}},
 		}},
+		{"a stolen task not started is given up", 1, []step{
+			{[]Event{&RunTask{ID: 1, Task: task("a")}, &RunTask{ID: 2, Task: task("b")}}, []string{"exec a"}},
+			{[]Event{&CancelTask{Key: "b", Steal: true}}, []string{"fail b: cancelled"}},
+			{[]Event{&Executed{Key: "a", Value: 1}}, []string{"store a", "done a"}},
+		}},
+		{"a stolen task that started finishes", 1, []step{
+			{[]Event{&RunTask{ID: 1, Task: task("a")}}, []string{"exec a"}},
+			{[]Event{&CancelTask{Key: "a", Steal: true}}, nil},
+			{[]Event{&Executed{Key: "a", Value: 1}}, []string{"store a", "done a"}},
+		}},
 		{"paused starts nothing until resumed", 1, []step{
 			{[]Event{&Pause{Paused: true}, &RunTask{ID: 1, Task: task("a")}}, nil},
 			{[]Event{&FetchKey{Key: "c", From: []string{"w1"}}}, []string{"fetch c<-w1"}},

@@ -547,7 +547,7 @@ func (w *Worker) apply(b *wire.WorkerInstructions) error {
 		case *wire.Instruction_Release:
 			evs = append(evs, &ReleaseKey{Key: graph.Key(x.Release.Key)})
 		case *wire.Instruction_Cancel:
-			evs = append(evs, &CancelTask{Key: graph.Key(x.Cancel.Key)})
+			evs = append(evs, &CancelTask{Key: graph.Key(x.Cancel.Key), Steal: x.Cancel.Steal})
 		}
 	}
 	w.mu.Lock()
