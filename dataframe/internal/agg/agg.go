@@ -451,13 +451,10 @@ func Finalize(ctx context.Context, state arrow.RecordBatch, keys []string, specs
 			order = rowsWithoutNullKeys(keyCols)
 		}
 		if opts.Sort {
-			if order == nil {
-				order = make([]uint32, rows)
-				for i := range order {
-					order[i] = uint32(i)
-				}
+			var err error
+			if order, err = sortedRows(ctx, keyCols, order, rows); err != nil {
+				return nil, err
 			}
-			sortRows(keyCols, order)
 		}
 	}
 	if order != nil {

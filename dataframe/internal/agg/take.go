@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/shoal-data/shoal/dataframe/internal/sortk"
 )
 
 // take returns the rows of arr in order (arr itself, retained, when order
@@ -88,6 +91,55 @@ func boolsOfRows(arr arrow.Array, rows []uint32, out []uint8) {
 		i := off + int(r)
 		out[j] = (bm[i>>3] >> (i & 7)) & 1
 	}
+}
+
+// sortedRows returns the rows of keep (every row when keep is nil) in
+// the order of the key columns, ascending, nulls last. One key is sorted
+// here; several with the radix sort of sortk (a comparison sort of tens
+// of millions of multi-column string keys takes minutes).
+func sortedRows(ctx context.Context, keyCols []arrow.Array, keep []uint32, rows int) ([]uint32, error) {
+	if len(keyCols) == 1 {
+		order := keep
+		if order == nil {
+			order = make([]uint32, rows)
+			for i := range order {
+				order[i] = uint32(i)
+			}
+		}
+		sortRows(keyCols, order)
+		return order, nil
+	}
+	fields := make([]arrow.Field, len(keyCols))
+	keys := make([]sortk.SortKey, len(keyCols))
+	for i, c := range keyCols {
+		name := fmt.Sprintf("k%d", i)
+		fields[i] = arrow.Field{Name: name, Type: c.DataType(), Nullable: true}
+		keys[i] = sortk.SortKey{Column: name}
+	}
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), keyCols, int64(rows))
+	defer rec.Release()
+	idx, err := sortk.SortIndices(ctx, rec, keys)
+	if err != nil {
+		return nil, err
+	}
+	if keep != nil {
+		wanted := make([]bool, rows)
+		for _, r := range keep {
+			wanted[r] = true
+		}
+		out := keep[:0]
+		for _, r := range idx {
+			if wanted[r] {
+				out = append(out, uint32(r))
+			}
+		}
+		return out, nil
+	}
+	out := make([]uint32, len(idx))
+	for i, r := range idx {
+		out[i] = uint32(r)
+	}
+	return out, nil
 }
 
 // sortRows sorts rows by the key columns, ascending, nulls last; NaN comes
