@@ -228,8 +228,10 @@ func (a Array) ToRecords(ctx context.Context, exec graph.Executor, names ...stri
 	}
 	recs := make([]arrow.RecordBatch, 0, len(vals))
 	release := func() {
-		for _, r := range recs {
-			r.Release()
+		for _, v := range vals {
+			if r, ok := v.(arrow.RecordBatch); ok {
+				r.Release()
+			}
 		}
 	}
 	for i, v := range vals {
