@@ -50,9 +50,12 @@
 // lines it wrote; with LocalClusterOptions.Nanny it also restarts it. A
 // task that was running on AllowedFailures (3) workers that died fails
 // with a *scheduler.KilledWorkerError naming the task, the workers and
-// why each died. A client that disconnects has its work released. The
-// scheduler refuses a worker or a client whose registry of ops differs from
-// the others', listing the names that differ.
+// why each died. Tasks waiting on a busy worker move to a worker with an
+// idle thread when computing them takes longer than moving their inputs
+// (work stealing; server.Config.NoStealing turns it off). A client that
+// disconnects has its work released. The scheduler refuses a worker or a
+// client whose registry of ops differs from the others', listing the names
+// that differ.
 //
 // # Memory
 //
