@@ -83,8 +83,10 @@ type Client struct {
 	info      *Info
 }
 
-// Connect connects to the scheduler at addr (host:port). It fails with a
-// *RefusedError when the scheduler's workers registered other ops than
+// Connect connects to the scheduler at addr (host:port). Beyond loopback,
+// it needs WithSecurity (mutual TLS, or plaintext asked for with
+// security.Config{Insecure: true}) or WithTransportCredentials. It fails
+// with a *RefusedError when the scheduler's workers registered other ops than
 // this program: workers must run the same program (see ServeIfWorker), or
 // one that registers the same ops.
 func Connect(ctx context.Context, addr string, opts ...ClientOption) (*Client, error) {
@@ -106,6 +108,8 @@ func Connect(ctx context.Context, addr string, opts ...ClientOption) (*Client, e
 		dial = sec
 	case cfg.creds != nil:
 		dial = append(dial, grpc.WithTransportCredentials(cfg.creds))
+	case !security.IsLoopback(addr):
+		return nil, fmt.Errorf("connect to scheduler %s: %w", addr, security.ErrPlaintext)
 	default:
 		dial = append(dial, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	}

@@ -70,6 +70,15 @@ func TestSecurityProcesses(t *testing.T) {
 	}
 }
 
+func TestPlaintextBeyondLoopbackRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := distributed.Connect(ctx, "10.255.255.1:8786")
+	if !errors.Is(err, security.ErrPlaintext) {
+		t.Fatalf("plaintext to a remote address: %v", err)
+	}
+}
+
 func TestSecurityConfig(t *testing.T) {
 	if _, err := (security.Config{}).DialOptions(); !errors.Is(err, security.ErrNoSecurity) {
 		t.Errorf("zero config: %v", err)

@@ -98,6 +98,7 @@ var errUsage = errors.New("usage")
 
 type securityFlags struct {
 	ca, cert, key, tokenFile string
+	insecure                 bool
 }
 
 func (f *securityFlags) register(fs *flag.FlagSet) {
@@ -105,12 +106,19 @@ func (f *securityFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cert, "tls-cert", "", "PEM `file` of this process's certificate")
 	fs.StringVar(&f.key, "tls-key", "", "PEM `file` of this process's key")
 	fs.StringVar(&f.tokenFile, "token-file", "", "`file` holding the token every call must carry")
+	fs.BoolVar(&f.insecure, "insecure", false, "allow plaintext beyond loopback (without TLS flags, only loopback addresses are served and reached)")
 }
 
-// config returns the security configuration, or nil for plaintext (the
-// default of the command line, on a trusted network).
-func (f *securityFlags) config() (*security.Config, error) {
+// config returns the security configuration, or nil for plaintext.
+// Plaintext beyond loopback must be asked for with --insecure: addrs are
+// the addresses served or reached.
+func (f *securityFlags) config(addrs ...string) (*security.Config, error) {
 	if f.ca == "" && f.cert == "" && f.key == "" && f.tokenFile == "" {
+		for _, a := range addrs {
+			if !f.insecure && !security.IsLoopback(a) {
+				return nil, fmt.Errorf("%s: %w", a, security.ErrPlaintext)
+			}
+		}
 		return nil, nil
 	}
 	c := &security.Config{CAFile: f.ca, CertFile: f.cert, KeyFile: f.key, Insecure: f.ca == "" && f.cert == "" && f.key == ""}
@@ -189,7 +197,7 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sec, err := sf.config()
+	sec, err := sf.config(*addr)
 	if err != nil {
 		return err
 	}
@@ -274,7 +282,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	sec, err := sf.config()
+	sec, err := sf.config(positional[0], *listen)
 	if err != nil {
 		return err
 	}

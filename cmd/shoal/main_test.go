@@ -39,6 +39,10 @@ func TestHelpAndUsage(t *testing.T) {
 		{[]string{"worker"}, 2, "Usage: shoal worker"},
 		{[]string{"worker", "127.0.0.1:1", "--memory-limit", "lots"}, 1, "--memory-limit"},
 		{[]string{"worker", "127.0.0.1:1", "--resources", "GPU"}, 1, "NAME=AMOUNT"},
+		{[]string{"worker", "10.1.2.3:8786"}, 1, "plaintext beyond loopback was not asked for"},
+		{[]string{"worker", "127.0.0.1:1", "--listen", "0.0.0.0:0"}, 1, "plaintext beyond loopback"},
+		{[]string{"scheduler", "--addr", ":0"}, 1, "plaintext beyond loopback"},
+		{[]string{"scheduler", "--addr", "127.0.0.1:0", "--tls-ca", "x"}, 1, "needs a CA file"},
 	}
 	for _, tc := range tests {
 		var out bytes.Buffer

@@ -245,3 +245,21 @@ func serial() *big.Int {
 	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
 	return n
 }
+
+// IsLoopback reports whether the host of addr (host:port) is a loopback
+// address or "localhost": plaintext to it stays on this machine.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ErrPlaintext is the error of plaintext connections or servers beyond
+// loopback that were not asked for.
+var ErrPlaintext = errors.New("plaintext beyond loopback was not asked for: give TLS certificates, or ask for plaintext explicitly (security.Config{Insecure: true}, --insecure)")
