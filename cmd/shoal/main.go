@@ -207,7 +207,7 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	s, err := server.New(server.Config{Listen: *addr, Logger: logger, Saturation: *saturation,
 		HeartbeatTimeout: *heartbeat, DashboardAddress: *dashboard, MetricsListen: *metricsListen,
-		ServerOptions: sopts, DialOptions: dopts})
+		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure})
 	if err != nil {
 		return err
 	}
@@ -306,7 +306,7 @@ Flags:
 		MemoryLimit: limit, TargetFraction: *target, PauseFraction: *pause, LocalDir: *localDir, ScratchDir: *scratch,
 		Resources: res, Registry: graph.Default(), Logger: logger, DeathTimeout: *deathTimeout,
 		MetricsListen: *metricsListen, Nanny: *supervisedBy, Supervised: *supervisedBy != "",
-		ServerOptions: sopts, DialOptions: dopts})
+		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure})
 	if err != nil {
 		return err
 	}

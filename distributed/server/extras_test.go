@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/wire"
 )
 
@@ -98,4 +100,17 @@ func FuzzRun(f *testing.F) {
 		}
 		checkAlive(t, s, conn)
 	})
+}
+
+func TestPlaintextBeyondLoopback(t *testing.T) {
+	if _, err := New(Config{Listen: "0.0.0.0:0"}); !errors.Is(err, security.ErrPlaintext) {
+		t.Fatalf("plaintext on every interface: %v", err)
+	}
+	s, err := New(Config{Listen: "0.0.0.0:0", Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.Close(ctx)
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
+	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
@@ -68,6 +69,10 @@ type Config struct {
 	// ServerOptions are added to the gRPC server's options: those of
 	// security.Config.ServerOptions (mutual TLS, token check).
 	ServerOptions []grpc.ServerOption
+	// Insecure allows serving plaintext beyond loopback: without it, a
+	// Listen address that is not loopback needs Credentials or TLS in
+	// ServerOptions.
+	Insecure bool
 	// MaxMessageBytes bounds the messages the server accepts (default
 	// 256 MiB); a larger one fails its stream.
 	MaxMessageBytes int
@@ -208,6 +213,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	ring := logring.New(cfg.LogRecords, false)
 	logger := slog.New(ring.Handler(next, slog.LevelInfo))
+	if !cfg.Insecure && cfg.Credentials == nil && len(cfg.ServerOptions) == 0 && !security.IsLoopback(cfg.Listen) {
+		return nil, fmt.Errorf("scheduler: listen on %s: %w", cfg.Listen, security.ErrPlaintext)
+	}
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: listen on %s: %w", cfg.Listen, err)

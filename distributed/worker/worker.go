@@ -29,6 +29,7 @@ import (
 	"github.com/shoal-data/shoal/distributed/internal/logring"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
+	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/internal/spillfile"
@@ -92,6 +93,10 @@ type Config struct {
 	// ServerOptions are added to the options of the worker's gRPC server
 	// (security.Config.ServerOptions: mutual TLS, token check).
 	ServerOptions []grpc.ServerOption
+	// Insecure allows serving plaintext beyond loopback: without it, a
+	// Listen address that is not loopback needs ServerCredentials or TLS
+	// in ServerOptions.
+	Insecure bool
 	// HeartbeatInterval is how often the worker reports its memory when it
 	// has nothing else to say (default 1s).
 	HeartbeatInterval time.Duration
@@ -190,6 +195,9 @@ func New(cfg Config) (*Worker, error) {
 	var next slog.Handler
 	if cfg.Logger != nil {
 		next = cfg.Logger.Handler()
+	}
+	if !cfg.Insecure && cfg.ServerCredentials == nil && len(cfg.ServerOptions) == 0 && !security.IsLoopback(cfg.Listen) {
+		return nil, fmt.Errorf("worker: listen on %s: %w", cfg.Listen, security.ErrPlaintext)
 	}
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
