@@ -187,10 +187,11 @@ func (a Array) Compute(ctx context.Context, exec graph.Executor) (*Dense, error)
 	if exec == nil {
 		return nil, errors.New("array: Compute needs an executor, such as local.New()")
 	}
-	g, keys, err := a.Graph()
+	g, keys, done, err := a.graphFor(exec)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	vals, err := exec.Compute(ctx, g, keys...)
 	if err != nil {
 		return nil, err

@@ -27,11 +27,23 @@ func (o *literalOp) lower(l *lowerer, n *node) ([]graph.Key, error) {
 		offs[a] = offsets(n.chunks[a])
 	}
 	keys := make([]graph.Key, numBlocks(n.chunks))
+	var heldID uint64
+	if l.inProcess {
+		heldID = holdDense(o.d)
+		l.held = append(l.held, heldID)
+	}
 	for i := range keys {
 		idx := blockIndex(grid, i)
 		start, shape := make([]int, len(idx)), blockShape(n.chunks, idx)
 		for a := range idx {
 			start[a] = offs[a][idx[a]]
+		}
+		if l.inProcess {
+			keys[i] = n.key(idx...)
+			if err := l.add(keys[i], opHeldChunk, heldChunkParams{ID: heldID, Start: start, Shape: shape}, nil); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		b := subBlock(o.d, start, shape)
 		enc, err := encodeDense(b)

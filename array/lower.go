@@ -17,6 +17,10 @@ type lowerer struct {
 	done  map[string][]graph.Key
 	users map[string]int
 	roots map[string]bool
+	// inProcess: tasks run in this process, so arrays given in memory are
+	// held (see held.go), with these ids, instead of encoded.
+	inProcess bool
+	held      []uint64
 }
 
 func newLowerer(roots ...*node) *lowerer {

@@ -30,6 +30,7 @@ const (
 func RegisterOps(reg *graph.Registry) error {
 	ops := []graph.Op{
 		{Name: opChunk, Signature: "v1", Run: runChunk},
+		{Name: opHeldChunk, Signature: "v1", Run: runHeldChunk},
 		{Name: opCreate, Signature: "v1", Run: runCreate},
 		{Name: opMap, Signature: "v1", Run: runMap},
 		{Name: opReduce, Signature: "v1", Run: runReduce},
