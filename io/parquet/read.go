@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
