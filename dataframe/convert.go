@@ -38,6 +38,27 @@ func FromRecords(recs ...arrow.RecordBatch) DataFrame {
 	return DataFrame{n: &node{kind: kindSource, schema: schema, nparts: len(recs), src: &source{records: recs}}}
 }
 
+// FromGraph builds a DataFrame whose partitions are the values of keys in
+// g: Arrow record batches with the given schema, computed by g's tasks
+// when the DataFrame is computed. Other collections give their data this
+// way, lazily: an array, for example, through Array.FrameParts:
+//
+//	g, keys, schema, err := arr.FrameParts([]string{"x", "y"})
+//	...
+//	points := dataframe.FromGraph(g, keys, schema)
+func FromGraph(g *graph.Graph, keys []graph.Key, schema *arrow.Schema) DataFrame {
+	if g == nil || schema == nil {
+		return errFrame(errors.New("FromGraph: nil graph or schema"))
+	}
+	for _, k := range keys {
+		if !g.Has(k) && !g.IsExternal(k) {
+			return errFrame(fmt.Errorf("FromGraph: key %q is not in the graph", k))
+		}
+	}
+	return DataFrame{n: &node{kind: kindSource, schema: schema, nparts: len(keys),
+		src: &source{keys: slices.Clone(keys), graph: g}}}
+}
+
 // FromSchema makes an empty DataFrame with the given columns.
 func FromSchema(schema *arrow.Schema) DataFrame {
 	return FromRecords(emptyRecord(schema, defaultMem))

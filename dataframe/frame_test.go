@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	shoalarray "github.com/shoal-data/shoal/array"
 	df "github.com/shoal-data/shoal/dataframe"
 	"github.com/shoal-data/shoal/dataframe/dftest"
 	"github.com/shoal-data/shoal/graph"
@@ -417,5 +418,32 @@ func TestConcurrentComputes(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestFromGraph builds a frame lazily on an array's chunks and checks it
+// against the values.
+func TestFromGraph(t *testing.T) {
+	data := make([]float64, 0, 40)
+	for i := range 20 {
+		data = append(data, float64(i), float64(i*i))
+	}
+	arr := shoalarray.FromSlice(data, []int{20, 2}, shoalarray.Chunks(6, 2))
+	g, keys, schema, err := arr.FrameParts([]string{"x", "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := df.FromGraph(g, keys, schema)
+	if frame.NPartitions() != 4 {
+		t.Errorf("%d partitions, want 4 (one per chunk of rows)", frame.NPartitions())
+	}
+	got := compute(t, frame.Filter(df.Col("x").Ge(10)).Agg(df.Sum("y"), df.Count("x")))
+	var sum float64
+	for i := 10; i < 20; i++ {
+		sum += float64(i * i)
+	}
+	dftest.AssertEqual(t, got, dftest.Table(t, dftest.Float64s("y", sum), dftest.Int64s("x", 10)))
+	if err := df.FromGraph(g, []graph.Key{"nope"}, schema).Err(); err == nil {
+		t.Error("a key not in the graph: no error")
 	}
 }

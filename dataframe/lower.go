@@ -71,7 +71,9 @@ func (l *lowerer) partitions(n *node) ([]graph.Key, error) {
 	switch {
 	case n.kind == kindSource && n.src.keys != nil:
 		ks = n.src.keys
-		l.g.AddExternal(ks...)
+		if err := l.addSourceKeys(n.src); err != nil {
+			return nil, err
+		}
 	case n.elementwise() || n.kind == kindSource:
 		ks, err = l.pipeline(n, sinkSpec{}, "")
 	case n.kind == kindConcat:
@@ -206,8 +208,11 @@ func (l *lowerer) pipeline(n *node, sink sinkSpec, prefix string) ([]graph.Key, 
 		}
 		spec := sourceSpec{Kind: "input", Schema: schema}
 		if base.kind == kindSource && base.src.keys != nil {
-			// Held partitions: the pushed filter and projection apply here.
-			l.g.AddExternal(in...)
+			// Held or given partitions: the pushed filter and projection
+			// apply here.
+			if err := l.addSourceKeys(base.src); err != nil {
+				return nil, err
+			}
 			spec.Columns = base.src.columns
 			if base.src.hasFilt {
 				if spec.Filter, err = expr.Marshal(base.src.filter); err != nil {
@@ -236,6 +241,19 @@ func (l *lowerer) pipeline(n *node, sink sinkSpec, prefix string) ([]graph.Key, 
 		}
 	}
 	return keys, nil
+}
+
+// addSourceKeys adds what computes a source's keys: the tasks of its graph
+// (FromGraph), or the keys as external (Persist).
+func (l *lowerer) addSourceKeys(s *source) error {
+	if s.graph != nil {
+		if err := l.g.Merge(s.graph); err != nil {
+			return fmt.Errorf("FromGraph: %w", err)
+		}
+		return nil
+	}
+	l.g.AddExternal(s.keys...)
+	return nil
 }
 
 // pipelinePrefix names the tasks of a pipeline by what they do.

@@ -176,7 +176,8 @@ func (n *node) describe() string {
 type source struct {
 	r       reader              // files
 	records []arrow.RecordBatch // in memory
-	keys    []graph.Key         // held by an executor (Persist)
+	keys    []graph.Key         // held by an executor (Persist), or computed by graph
+	graph   *graph.Graph        // FromGraph: the tasks that compute keys
 	futures []graph.Future      // that hold keys
 	columns []string            // projection pushed down; nil means all
 	filter  expr.Expr           // predicate pushed down; evaluated while reading
@@ -188,6 +189,8 @@ func (s *source) describe() string {
 	switch {
 	case s.r != nil:
 		b.WriteString(s.r.describe())
+	case s.graph != nil:
+		fmt.Fprintf(&b, "FromGraph %d partitions", len(s.keys))
 	case s.keys != nil:
 		fmt.Fprintf(&b, "Persisted %d partitions", len(s.keys))
 	default:
