@@ -157,7 +157,8 @@ func arrowDType(t arrow.DataType) (DType, error) {
 // FrameParts returns a graph that computes the array as record batches,
 // one per chunk along axis 0, with the columns named names (one per
 // column of a 2-D array, or one for a 1-D array), their keys in order and
-// their schema, for a DataFrame to be built on.
+// their schema, for a DataFrame to be built on, lazily:
+// dataframe.FromGraph(g, keys, schema).
 func (a Array) FrameParts(names []string) (*graph.Graph, []graph.Key, *arrow.Schema, error) {
 	if err := a.Err(); err != nil {
 		return nil, nil, nil, err
