@@ -22,6 +22,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/shoal-data/shoal/distributed"
 )
 
 // allSuites lists the suites in the order they run.
@@ -47,6 +49,9 @@ type config struct {
 }
 
 func main() {
+	if distributed.ServeIfWorker() { // started again as a worker of a local cluster
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	cfg, err := parseFlags(os.Args[1:], os.Stderr)

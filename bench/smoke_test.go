@@ -5,11 +5,21 @@ import (
 	"io"
 	"os"
 	"testing"
+
+	"github.com/shoal-data/shoal/distributed"
 )
+
+func TestMain(m *testing.M) {
+	if distributed.ServeIfWorker() { // the scheduler suite's local cluster
+		return
+	}
+	os.Exit(m.Run())
+}
 
 // TestShort runs every suite in -short mode (tiny data, one timed run) and
 // fails if a case fails: a Shoal answer that differs from DuckDB's, or an
 // error. It is the smoke test of .ci/run.
+
 func TestShort(t *testing.T) {
 	cfg, err := parseFlags([]string{"-short", "-data", t.TempDir(), "-out", ""}, io.Discard)
 	if err != nil {

@@ -5,20 +5,29 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/local"
 )
 
-// schedulerSuite measures the task throughput of Shoal's executors on
-// graphs of no-op tasks, without graph optimization (which would fuse or
-// inline them), so that every task is scheduled. There is no peer.
-func schedulerSuite(_ context.Context, h *harness) ([]*benchCase, string, func(), error) {
-	reg := graph.Default().Child()
-	if err := reg.Register(graph.Op{Name: "bench.noop", Signature: "v1", Run: func(context.Context, graph.OpInput) (any, error) {
+// The no-op of the scheduler suite is registered in the default registry,
+// so that the worker processes of a local cluster (this program started
+// again) have it too.
+func init() {
+	if err := graph.Default().Register(graph.Op{Name: "bench.noop", Signature: "v1", Run: func(context.Context, graph.OpInput) (any, error) {
 		return nil, nil
 	}}); err != nil {
-		return nil, "", nil, err
+		panic(err)
 	}
+}
+
+// schedulerSuite measures the task throughput of Shoal's executors on
+// graphs of no-op tasks, without graph optimization (which would fuse or
+// inline them), so that every task is scheduled: the local executor, and a
+// local cluster of two worker processes (one thread each) through its
+// client. There is no peer.
+func schedulerSuite(_ context.Context, h *harness) ([]*benchCase, string, func(), error) {
+	reg := graph.Default()
 	n := h.cfg.tasks
 	var cases []*benchCase
 	for _, shape := range []string{"independent", "tree"} {
@@ -47,8 +56,43 @@ func schedulerSuite(_ context.Context, h *harness) ([]*benchCase, string, func()
 				teardown: func() { exec.Close() },
 			}})
 	}
+	g, keys := noopGraph("independent", n)
+	var cluster *distributed.LocalCluster
+	var client *distributed.Client
 	cases = append(cases, &benchCase{suite: "scheduler", name: fmt.Sprintf("cluster independent %s", siCount(float64(n))),
-		unsupported: "the distributed cluster"})
+		note: fmt.Sprintf("%s no-op tasks on 2 worker processes", itoa(g.Len())),
+		rate: func(d time.Duration) string {
+			if d <= 0 {
+				return ""
+			}
+			return fmt.Sprintf("%s tasks/s", siCount(float64(g.Len())/d.Seconds()))
+		},
+		shoal: &engine{
+			setup: func(ctx context.Context) error {
+				var err error
+				cluster, err = distributed.NewLocalCluster(ctx, distributed.LocalClusterOptions{Workers: 2, ThreadsPerWorker: 1})
+				if err != nil {
+					return err
+				}
+				client, err = cluster.Client(ctx)
+				return err
+			},
+			run: func(ctx context.Context) (any, error) { return client.Compute(ctx, g, keys...) },
+			answer: func(_ context.Context, v any) (*table, error) {
+				if got := len(v.([]any)); got != len(keys) {
+					return nil, fmt.Errorf("%d values for %d keys", got, len(keys))
+				}
+				return nil, nil
+			},
+			teardown: func() {
+				if client != nil {
+					client.Close()
+				}
+				if cluster != nil {
+					cluster.Close()
+				}
+			},
+		}})
 	return cases, fmt.Sprintf("graphs of %s tasks", itoa(n)), func() {}, nil
 }
 
