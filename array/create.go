@@ -29,7 +29,7 @@ func (o *literalOp) lower(l *lowerer, n *node) ([]graph.Key, error) {
 	keys := make([]graph.Key, numBlocks(n.chunks))
 	var heldID uint64
 	if l.inProcess {
-		heldID = holdDense(o.d)
+		heldID = held.Hold(o.d, o.d)
 		l.held = append(l.held, heldID)
 	}
 	for i := range keys {

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/inproc"
 )
 
 // When the executor runs tasks in this process, arrays given in memory
@@ -18,54 +17,8 @@ import (
 // given in memory then starts at once. Graphs for another process (Graph,
 // a cluster's client) still carry the encoded chunks.
 
-// inProcess is implemented by executors that run tasks in the calling
-// process (the local executor).
-type inProcess interface{ InProcess() bool }
-
-func runsInProcess(exec graph.Executor) bool {
-	ip, ok := exec.(inProcess)
-	return ok && ip.InProcess()
-}
-
-// The table of held arrays. An array held by several computations at once
-// has one id, counted, so that their tasks are the same tasks.
-var (
-	heldMu   sync.Mutex
-	held     = map[uint64]*heldEntry{}
-	heldIDs  = map[*Dense]uint64{}
-	heldNext atomic.Uint64
-)
-
-type heldEntry struct {
-	d    *Dense
-	refs int
-}
-
-func holdDense(d *Dense) uint64 {
-	heldMu.Lock()
-	defer heldMu.Unlock()
-	if id, ok := heldIDs[d]; ok {
-		held[id].refs++
-		return id
-	}
-	id := heldNext.Add(1)
-	held[id] = &heldEntry{d: d, refs: 1}
-	heldIDs[d] = id
-	return id
-}
-
-func unholdDense(ids []uint64) {
-	heldMu.Lock()
-	defer heldMu.Unlock()
-	for _, id := range ids {
-		if e, ok := held[id]; ok {
-			if e.refs--; e.refs == 0 {
-				delete(held, id)
-				delete(heldIDs, e.d)
-			}
-		}
-	}
-}
+// held are the arrays handed to in-process tasks.
+var held inproc.Table[*Dense, *Dense]
 
 // heldChunkParams name a block of a held array.
 type heldChunkParams struct {
@@ -82,13 +35,11 @@ func runHeldChunk(_ context.Context, in graph.OpInput) (any, error) {
 	if err := json.Unmarshal(in.Params, &p); err != nil {
 		return nil, fmt.Errorf("chunk %s: %w", in.Key, err)
 	}
-	heldMu.Lock()
-	e, ok := held[p.ID]
-	heldMu.Unlock()
+	d, ok := held.Get(p.ID)
 	if !ok {
 		return nil, fmt.Errorf("chunk %s: %w", in.Key, errors.New("the in-memory array is gone: the computation that held it has ended"))
 	}
-	return subBlock(e.d, p.Start, p.Shape), nil
+	return subBlock(d, p.Start, p.Shape), nil
 }
 
 // graphFor is Graph for running on exec; done releases what the graph
@@ -98,8 +49,8 @@ func (a Array) graphFor(exec graph.Executor) (*graph.Graph, []graph.Key, func(),
 		return nil, nil, func() {}, err
 	}
 	l := newLowerer(a.n)
-	l.inProcess = runsInProcess(exec)
-	done := func() { unholdDense(l.held) }
+	l.inProcess = inproc.Runs(exec)
+	done := func() { held.Release(l.held) }
 	keys, err := l.blocks(a.n)
 	if err != nil {
 		done()

@@ -3,12 +3,11 @@ package dataframe
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/inproc"
 )
 
 // When the executor runs tasks in this process, in-memory partitions
@@ -18,72 +17,34 @@ import (
 // megabytes of records then starts at once. Graphs for another process
 // (Graph, a cluster's client) still carry the encoded records.
 
-// inProcess is implemented by executors that run tasks in the calling
-// process (the local executor).
-type inProcess interface{ InProcess() bool }
-
-func runsInProcess(exec graph.Executor) bool {
-	ip, ok := exec.(inProcess)
-	return ok && ip.InProcess()
-}
-
-// The table of held records. A record held by several computations at
-// once (the same frame computed twice concurrently) has one id, counted,
-// so that their tasks are the same tasks with the same params.
-var (
-	heldMu   sync.Mutex
-	held     = map[uint64]*heldEntry{}
-	heldIDs  = map[arrow.RecordBatch]uint64{}
-	heldNext atomic.Uint64
-)
-
-type heldEntry struct {
-	rec  arrow.RecordBatch
-	refs int
-}
+// held are the records handed to in-process tasks; each hold retains the
+// record once.
+var held inproc.Table[arrow.RecordBatch, arrow.RecordBatch]
 
 // hold keeps rec for the tasks of this process and returns its id.
 func hold(rec arrow.RecordBatch) uint64 {
-	heldMu.Lock()
-	defer heldMu.Unlock()
-	if id, ok := heldIDs[rec]; ok {
-		held[id].refs++
-		return id
-	}
-	id := heldNext.Add(1)
 	rec.Retain()
-	held[id] = &heldEntry{rec: rec, refs: 1}
-	heldIDs[rec] = id
-	return id
+	return held.Hold(rec, rec)
 }
 
 // unhold releases what hold kept.
 func unhold(ids []uint64) {
-	heldMu.Lock()
-	defer heldMu.Unlock()
 	for _, id := range ids {
-		e, ok := held[id]
-		if !ok {
-			continue
-		}
-		if e.refs--; e.refs == 0 {
-			e.rec.Release()
-			delete(held, id)
-			delete(heldIDs, e.rec)
+		if r, ok := held.Get(id); ok {
+			r.Release()
 		}
 	}
+	held.Release(ids)
 }
 
 // heldRecord returns a held record, retained for the caller.
 func heldRecord(id uint64) (arrow.RecordBatch, error) {
-	heldMu.Lock()
-	defer heldMu.Unlock()
-	e, ok := held[id]
+	r, ok := held.Get(id)
 	if !ok {
 		return nil, fmt.Errorf("in-memory partition %d is gone: the computation that held it has ended", id)
 	}
-	e.rec.Retain()
-	return e.rec, nil
+	r.Retain()
+	return r, nil
 }
 
 // lowerFor lowers df for running on exec: when exec runs tasks in this
@@ -98,7 +59,7 @@ func (df DataFrame) lowerFor(exec graph.Executor) (l *lowerer, keys []graph.Key,
 		return nil, nil, func() {}, err
 	}
 	l = newLowerer(graph.Default(), root)
-	l.inProcess = runsInProcess(exec)
+	l.inProcess = inproc.Runs(exec)
 	keys, err = l.partitions(root)
 	done = func() { unhold(l.held) }
 	if err != nil {

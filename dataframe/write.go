@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/inproc"
 )
 
 // writeSpec says how a partition task writes its rows: the format, the
@@ -74,7 +75,7 @@ func (df DataFrame) write(ctx context.Context, exec graph.Executor, format, dir 
 		return nil, err
 	}
 	l := newLowerer(graph.Default(), root)
-	l.inProcess = runsInProcess(exec)
+	l.inProcess = inproc.Runs(exec)
 	defer func() { unhold(l.held) }()
 	n := root.nparts
 	width := len(fmt.Sprint(max(n-1, 0)))
