@@ -6,6 +6,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // An accumulator holds the running state of one spec for every group, as
@@ -79,7 +81,7 @@ func (a *sumAcc[T, A]) update(col arrow.Array, s span, gids []uint32) {
 		return
 	}
 	for j, g := range gids {
-		if bitSet(bm, boff+j) {
+		if rowbuf.Bit(bm, boff+j) {
 			sums[g] += A(vals[j])
 		}
 	}
@@ -104,7 +106,7 @@ func sumAll[T number, A int64 | uint64 | float64](vals []T, bm []byte, boff int)
 		return (s0 + s1) + (s2 + s3)
 	}
 	for j, v := range vals {
-		if bitSet(bm, boff+j) {
+		if rowbuf.Bit(bm, boff+j) {
 			s0 += A(v)
 		}
 	}
@@ -166,7 +168,7 @@ func (a *meanAcc[T]) update(col arrow.Array, s span, gids []uint32) {
 		return
 	}
 	for j, g := range gids {
-		if bitSet(bm, boff+j) {
+		if rowbuf.Bit(bm, boff+j) {
 			p := &st[g]
 			p.sum += float64(vals[j])
 			p.n++
@@ -228,7 +230,7 @@ func (a *countAcc) update(col arrow.Array, s span, gids []uint32) {
 		return
 	}
 	for j, g := range gids {
-		if bitSet(bm, boff+j) {
+		if rowbuf.Bit(bm, boff+j) {
 			counts[g]++
 		}
 	}
@@ -311,7 +313,7 @@ func (a *varAcc[T]) update(col arrow.Array, s span, gids []uint32) {
 		mean := sumAll[T, float64](vals, bm, boff) / float64(n)
 		var sd, m2 float64
 		for j, v := range vals {
-			if bm == nil || bitSet(bm, boff+j) {
+			if bm == nil || rowbuf.Bit(bm, boff+j) {
 				d := float64(v) - mean
 				sd += d
 				m2 += d * d
@@ -324,7 +326,7 @@ func (a *varAcc[T]) update(col arrow.Array, s span, gids []uint32) {
 	// Welford's update, one row at a time.
 	st := a.st
 	for j, g := range gids[:len(vals)] {
-		if bm != nil && !bitSet(bm, boff+j) {
+		if bm != nil && !rowbuf.Bit(bm, boff+j) {
 			continue
 		}
 		p := &st[g]
@@ -399,7 +401,7 @@ func (a *pickAcc[T]) fold(vals []T, bm []byte, boff int, gids []uint32) {
 	switch a.fn {
 	case Min:
 		for j, g := range gids {
-			if bm != nil && !bitSet(bm, boff+j) {
+			if bm != nil && !rowbuf.Bit(bm, boff+j) {
 				continue
 			}
 			v := vals[j]
@@ -409,7 +411,7 @@ func (a *pickAcc[T]) fold(vals []T, bm []byte, boff int, gids []uint32) {
 		}
 	case Max:
 		for j, g := range gids {
-			if bm != nil && !bitSet(bm, boff+j) {
+			if bm != nil && !rowbuf.Bit(bm, boff+j) {
 				continue
 			}
 			v := vals[j]
@@ -419,13 +421,13 @@ func (a *pickAcc[T]) fold(vals []T, bm []byte, boff int, gids []uint32) {
 		}
 	case First:
 		for j, g := range gids {
-			if !seen[g] && (bm == nil || bitSet(bm, boff+j)) {
+			if !seen[g] && (bm == nil || rowbuf.Bit(bm, boff+j)) {
 				out[g], seen[g] = vals[j], true
 			}
 		}
 	case Last:
 		for j, g := range gids {
-			if bm == nil || bitSet(bm, boff+j) {
+			if bm == nil || rowbuf.Bit(bm, boff+j) {
 				out[g], seen[g] = vals[j], true
 			}
 		}
@@ -441,7 +443,7 @@ func pickOne[T number](a *pickAcc[T], vals []T, bm []byte, boff int) {
 			return
 		}
 		for j, v := range vals {
-			if bm == nil || bitSet(bm, boff+j) {
+			if bm == nil || rowbuf.Bit(bm, boff+j) {
 				a.vals[0], a.seen[0] = v, true
 				return
 			}
@@ -449,7 +451,7 @@ func pickOne[T number](a *pickAcc[T], vals []T, bm []byte, boff int) {
 		return
 	case Last:
 		for j := len(vals) - 1; j >= 0; j-- {
-			if bm == nil || bitSet(bm, boff+j) {
+			if bm == nil || rowbuf.Bit(bm, boff+j) {
 				a.vals[0], a.seen[0] = vals[j], true
 				return
 			}
@@ -458,7 +460,7 @@ func pickOne[T number](a *pickAcc[T], vals []T, bm []byte, boff int) {
 	}
 	isMax := a.fn == Max
 	for j, v := range vals {
-		if bm != nil && !bitSet(bm, boff+j) {
+		if bm != nil && !rowbuf.Bit(bm, boff+j) {
 			continue
 		}
 		if !seen || cur != cur || (isMax && v > cur) || (!isMax && v < cur) {
@@ -546,7 +548,7 @@ func (a *anyAllAcc) update(col arrow.Array, s span, gids []uint32) {
 	bm, boff := validOf(col, s)
 	flags := a.flags
 	for j, v := range vals {
-		if bm != nil && !bitSet(bm, boff+j) {
+		if bm != nil && !rowbuf.Bit(bm, boff+j) {
 			continue
 		}
 		var g uint32

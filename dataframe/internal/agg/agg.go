@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // chunkRows is how many rows the kernels take at a time: the group ids of a
@@ -525,15 +527,15 @@ func isNullKey(c arrow.Array, i int) bool {
 func finalizeSpec(ctx context.Context, mem memory.Allocator, s *Spec, sc []arrow.Array, order []uint32) (arrow.Array, error) {
 	switch s.Func {
 	case Mean:
-		sums := fixedValues[float64](sc[0])
-		counts := fixedValues[int64](sc[1])
+		sums := rowbuf.Values[float64](sc[0])
+		counts := rowbuf.Values[int64](sc[1])
 		return floatResult(mem, order, len(counts), func(r int) (float64, bool) {
 			c := counts[r]
 			return sums[r] / float64(c), c > 0
 		}), nil
 	case Std, Var:
-		counts := fixedValues[int64](sc[0])
-		m2s := fixedValues[float64](sc[2])
+		counts := rowbuf.Values[int64](sc[0])
+		m2s := rowbuf.Values[float64](sc[2])
 		ddof := int64(s.DDOF)
 		std := s.Func == Std
 		return floatResult(mem, order, len(counts), func(r int) (float64, bool) {
@@ -553,7 +555,7 @@ func finalizeSpec(ctx context.Context, mem memory.Allocator, s *Spec, sc []arrow
 		if order != nil {
 			n = len(order)
 		}
-		buf, out := newBuffer[int64](mem, n)
+		buf, out := rowbuf.NewBuffer[int64](mem, n)
 		for j := range n {
 			r := j
 			if order != nil {
@@ -561,7 +563,7 @@ func finalizeSpec(ctx context.Context, mem memory.Allocator, s *Spec, sc []arrow
 			}
 			out[j] = int64(offs[r+1] - offs[r])
 		}
-		return makeArray(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, buf}, 0), nil
+		return rowbuf.MakeArray(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, buf}, 0), nil
 	}
 	return take(ctx, mem, sc[0], order)
 }
@@ -572,7 +574,7 @@ func floatResult(mem memory.Allocator, order []uint32, n int, f func(r int) (flo
 	if order != nil {
 		n = len(order)
 	}
-	buf, out := newBuffer[float64](mem, n)
+	buf, out := rowbuf.NewBuffer[float64](mem, n)
 	valid := make([]bool, n)
 	for j := range n {
 		r := j
@@ -584,6 +586,6 @@ func floatResult(mem memory.Allocator, order []uint32, n int, f func(r int) (flo
 			out[j] = 0
 		}
 	}
-	vbuf, nulls := validityFrom(mem, valid)
-	return makeArray(arrow.PrimitiveTypes.Float64, n, []*memory.Buffer{vbuf, buf}, nulls)
+	vbuf, nulls := rowbuf.ValidityFrom(mem, valid)
+	return rowbuf.MakeArray(arrow.PrimitiveTypes.Float64, n, []*memory.Buffer{vbuf, buf}, nulls)
 }

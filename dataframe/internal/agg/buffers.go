@@ -4,9 +4,9 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // Typed views of Arrow buffers and builders of arrays from Go slices. The
@@ -28,13 +28,6 @@ type float interface{ ~float32 | ~float64 }
 
 type number interface{ integer | float }
 
-// fixedValues returns the values of a fixed-width array as a []T of length
-// arr.Len(), the array's offset applied. T must have the type's byte width.
-func fixedValues[T any](arr arrow.Array) []T {
-	d := arr.Data()
-	return bufferAs[T](d.Buffers()[1], d.Offset(), d.Len())
-}
-
 func bufferAs[T any](buf *memory.Buffer, off, n int) []T {
 	if buf == nil || n == 0 {
 		return nil
@@ -44,21 +37,6 @@ func bufferAs[T any](buf *memory.Buffer, off, n int) []T {
 	all := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(zero)))
 	return all[off : off+n]
 }
-
-// validity returns the array's validity bitmap and its bit offset, or nil
-// when the array has no nulls.
-func validity(arr arrow.Array) ([]byte, int) {
-	if arr.NullN() == 0 {
-		return nil, 0
-	}
-	d := arr.Data()
-	if d.Buffers()[0] == nil {
-		return nil, 0
-	}
-	return d.Buffers()[0].Bytes(), d.Offset()
-}
-
-func bitSet(bm []byte, i int) bool { return bm[uint(i)>>3]&(1<<(uint(i)&7)) != 0 }
 
 // stringView is a string-like array (utf8, binary, large variants) seen as
 // offsets into its data. Offsets are widened to int64 only for large types.
@@ -106,73 +84,6 @@ func bytesToString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// boolsOf unpacks rows [lo, hi) of a boolean array into out as 0 and 1.
-func boolsOf(arr arrow.Array, lo, hi int, out []uint8) {
-	d := arr.Data()
-	bm := d.Buffers()[1].Bytes()
-	off := d.Offset() + lo
-	for j := range out[:hi-lo] {
-		out[j] = (bm[uint(off+j)>>3] >> (uint(off+j) & 7)) & 1
-	}
-}
-
-// newBuffer allocates a buffer for n values of T from mem and returns it with
-// a typed view of its contents.
-func newBuffer[T any](mem memory.Allocator, n int) (*memory.Buffer, []T) {
-	var zero T
-	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(n * int(unsafe.Sizeof(zero)))
-	return buf, bufferAs[T](buf, 0, n)
-}
-
-// newBitmap allocates a zeroed bitmap of n bits.
-func newBitmap(mem memory.Allocator, n int) (*memory.Buffer, []byte) {
-	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(int(bitutil.BytesForBits(int64(n))))
-	b := buf.Bytes()
-	clear(b)
-	return buf, b
-}
-
-// makeArray assembles an array and releases the buffers (the array holds
-// them). A nil validity buffer means no nulls.
-func makeArray(typ arrow.DataType, n int, bufs []*memory.Buffer, nulls int) arrow.Array {
-	if nulls == 0 && bufs[0] != nil {
-		bufs[0].Release()
-		bufs[0] = nil
-	}
-	data := array.NewData(typ, n, bufs, nil, nulls, 0)
-	for _, b := range bufs {
-		if b != nil {
-			b.Release()
-		}
-	}
-	arr := array.MakeFromData(data)
-	data.Release()
-	return arr
-}
-
-// validityFrom builds a validity bitmap from per-row flags, returning the
-// buffer (nil if every row is valid) and the null count.
-func validityFrom(mem memory.Allocator, valid []bool) (*memory.Buffer, int) {
-	nulls := 0
-	for _, v := range valid {
-		if !v {
-			nulls++
-		}
-	}
-	if nulls == 0 {
-		return nil, 0
-	}
-	buf, bm := newBitmap(mem, len(valid))
-	for i, v := range valid {
-		if v {
-			bm[i>>3] |= 1 << (i & 7)
-		}
-	}
-	return buf, nulls
-}
-
 // fixedArray builds an array of type typ (whose width is T's) from values
 // picked by order (all of vals when order is nil), with validity from valid
 // (nil: all valid).
@@ -181,7 +92,7 @@ func fixedArray[T any](mem memory.Allocator, typ arrow.DataType, vals []T, valid
 	if order != nil {
 		n = len(order)
 	}
-	buf, out := newBuffer[T](mem, n)
+	buf, out := rowbuf.NewBuffer[T](mem, n)
 	var flags []bool
 	if order == nil {
 		copy(out, vals)
@@ -197,8 +108,8 @@ func fixedArray[T any](mem memory.Allocator, typ arrow.DataType, vals []T, valid
 			}
 		}
 	}
-	vbuf, nulls := validityFrom(mem, flags)
-	return makeArray(typ, n, []*memory.Buffer{vbuf, buf}, nulls)
+	vbuf, nulls := rowbuf.ValidityFrom(mem, flags)
+	return rowbuf.MakeArray(typ, n, []*memory.Buffer{vbuf, buf}, nulls)
 }
 
 // gather builds a non-null array of type typ holding at(g) for the groups
@@ -207,7 +118,7 @@ func gather[T any](mem memory.Allocator, typ arrow.DataType, n int, order []uint
 	if order != nil {
 		n = len(order)
 	}
-	buf, out := newBuffer[T](mem, n)
+	buf, out := rowbuf.NewBuffer[T](mem, n)
 	if order == nil {
 		for g := range out {
 			out[g] = at(uint32(g))
@@ -217,7 +128,7 @@ func gather[T any](mem memory.Allocator, typ arrow.DataType, n int, order []uint
 			out[j] = at(g)
 		}
 	}
-	return makeArray(typ, n, []*memory.Buffer{nil, buf}, 0)
+	return rowbuf.MakeArray(typ, n, []*memory.Buffer{nil, buf}, 0)
 }
 
 // boolArray builds a boolean array from 0/1 bytes picked by order.
@@ -226,7 +137,7 @@ func boolArray(mem memory.Allocator, vals []uint8, valid []bool, order []uint32)
 	if order != nil {
 		n = len(order)
 	}
-	buf, bm := newBitmap(mem, n)
+	buf, bm := rowbuf.NewBitmap(mem, n)
 	var flags []bool
 	if order == nil {
 		for i, v := range vals {
@@ -244,8 +155,8 @@ func boolArray(mem memory.Allocator, vals []uint8, valid []bool, order []uint32)
 			}
 		}
 	}
-	vbuf, nulls := validityFrom(mem, flags)
-	return makeArray(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{vbuf, buf}, nulls)
+	vbuf, nulls := rowbuf.ValidityFrom(mem, flags)
+	return rowbuf.MakeArray(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{vbuf, buf}, nulls)
 }
 
 // stringArray builds a string-like array of type typ from values picked by
@@ -265,7 +176,7 @@ func stringArray(mem memory.Allocator, typ arrow.DataType, vals []string, valid 
 	for j := range n {
 		total += len(vals[at(j)])
 	}
-	dbuf, data := newBuffer[byte](mem, total)
+	dbuf, data := rowbuf.NewBuffer[byte](mem, total)
 	var flags []bool
 	if valid != nil {
 		flags = make([]bool, n)
@@ -273,13 +184,13 @@ func stringArray(mem memory.Allocator, typ arrow.DataType, vals []string, valid 
 			flags[j] = valid[at(j)]
 		}
 	}
-	vbuf, nulls := validityFrom(mem, flags)
+	vbuf, nulls := rowbuf.ValidityFrom(mem, flags)
 	large := typ.ID() == arrow.LARGE_STRING || typ.ID() == arrow.LARGE_BINARY
 	var obuf *memory.Buffer
 	pos := 0
 	if large {
 		var offs []int64
-		obuf, offs = newBuffer[int64](mem, n+1)
+		obuf, offs = rowbuf.NewBuffer[int64](mem, n+1)
 		for j := range n {
 			offs[j] = int64(pos)
 			pos += copy(data[pos:], vals[at(j)])
@@ -287,12 +198,12 @@ func stringArray(mem memory.Allocator, typ arrow.DataType, vals []string, valid 
 		offs[n] = int64(pos)
 	} else {
 		var offs []int32
-		obuf, offs = newBuffer[int32](mem, n+1)
+		obuf, offs = rowbuf.NewBuffer[int32](mem, n+1)
 		for j := range n {
 			offs[j] = int32(pos)
 			pos += copy(data[pos:], vals[at(j)])
 		}
 		offs[n] = int32(pos)
 	}
-	return makeArray(typ, n, []*memory.Buffer{vbuf, obuf, dbuf}, nulls)
+	return rowbuf.MakeArray(typ, n, []*memory.Buffer{vbuf, obuf, dbuf}, nulls)
 }

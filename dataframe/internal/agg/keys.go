@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // A keyTable gives each distinct value of one key column a dense id, in the
@@ -169,31 +171,31 @@ func (t *intTable) resize(n int) {
 }
 
 func (t *intTable) ids(col arrow.Array, lo, hi int, out []uint32) {
-	bm, boff := validity(col)
+	bm, boff := rowbuf.Validity(col)
 	switch col.DataType().ID() {
 	case arrow.INT8:
-		intIDs(t, fixedValues[int8](col)[lo:hi], bm, boff+lo, out)
+		intIDs(t, rowbuf.Values[int8](col)[lo:hi], bm, boff+lo, out)
 	case arrow.UINT8:
-		intIDs(t, fixedValues[uint8](col)[lo:hi], bm, boff+lo, out)
+		intIDs(t, rowbuf.Values[uint8](col)[lo:hi], bm, boff+lo, out)
 	case arrow.INT16:
-		intIDs(t, fixedValues[int16](col)[lo:hi], bm, boff+lo, out)
+		intIDs(t, rowbuf.Values[int16](col)[lo:hi], bm, boff+lo, out)
 	case arrow.UINT16:
-		intIDs(t, fixedValues[uint16](col)[lo:hi], bm, boff+lo, out)
+		intIDs(t, rowbuf.Values[uint16](col)[lo:hi], bm, boff+lo, out)
 	case arrow.INT32, arrow.DATE32, arrow.TIME32:
-		intIDs(t, fixedValues[int32](col)[lo:hi], bm, boff+lo, out)
+		intIDs(t, rowbuf.Values[int32](col)[lo:hi], bm, boff+lo, out)
 	case arrow.UINT32:
-		intIDs(t, fixedValues[uint32](col)[lo:hi], bm, boff+lo, out)
+		intIDs(t, rowbuf.Values[uint32](col)[lo:hi], bm, boff+lo, out)
 	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
-		intIDs(t, fixedValues[int64](col)[lo:hi], bm, boff+lo, out)
+		intIDs(t, rowbuf.Values[int64](col)[lo:hi], bm, boff+lo, out)
 	case arrow.UINT64:
-		intIDs(t, fixedValues[uint64](col)[lo:hi], bm, boff+lo, out)
+		intIDs(t, rowbuf.Values[uint64](col)[lo:hi], bm, boff+lo, out)
 	case arrow.FLOAT32:
-		floatIDs(t, fixedValues[float32](col)[lo:hi], bm, boff+lo, out)
+		floatIDs(t, rowbuf.Values[float32](col)[lo:hi], bm, boff+lo, out)
 	case arrow.FLOAT64:
-		floatIDs(t, fixedValues[float64](col)[lo:hi], bm, boff+lo, out)
+		floatIDs(t, rowbuf.Values[float64](col)[lo:hi], bm, boff+lo, out)
 	case arrow.BOOL:
 		vals := make([]uint8, hi-lo)
-		boolsOf(col, lo, hi, vals)
+		rowbuf.Bools(col, lo, hi, vals)
 		intIDs(t, vals, bm, boff+lo, out)
 	default:
 		panic(fmt.Sprintf("agg: integer key table given %s", col.DataType()))
@@ -206,7 +208,7 @@ func intIDs[T integer](t *intTable, vals []T, bm []byte, boff int, out []uint32)
 	if t.lut != nil {
 		lut, lmin := t.lut, t.lutMin
 		for j, v := range vals {
-			if bm != nil && !bitSet(bm, boff+j) {
+			if bm != nil && !rowbuf.Bit(bm, boff+j) {
 				out[j] = t.nullIDAssign()
 				continue
 			}
@@ -232,7 +234,7 @@ func intIDs[T integer](t *intTable, vals []T, bm []byte, boff int, out []uint32)
 		return
 	}
 	for j, v := range vals {
-		if !bitSet(bm, boff+j) {
+		if !rowbuf.Bit(bm, boff+j) {
 			out[j] = t.nullIDAssign()
 			continue
 		}
@@ -254,7 +256,7 @@ func floatKey(f float64) uint64 {
 
 func floatIDs[T float](t *intTable, vals []T, bm []byte, boff int, out []uint32) {
 	for j, v := range vals {
-		if bm != nil && !bitSet(bm, boff+j) {
+		if bm != nil && !rowbuf.Bit(bm, boff+j) {
 			out[j] = t.nullIDAssign()
 			continue
 		}
@@ -296,19 +298,19 @@ func (t *intTable) prepare(col arrow.Array) {
 func intRange(col arrow.Array) (lo, hi uint64, ok bool) {
 	switch col.DataType().ID() {
 	case arrow.INT8:
-		return rangeOf(fixedValues[int8](col))
+		return rangeOf(rowbuf.Values[int8](col))
 	case arrow.UINT8:
-		return rangeOf(fixedValues[uint8](col))
+		return rangeOf(rowbuf.Values[uint8](col))
 	case arrow.INT16:
-		return rangeOf(fixedValues[int16](col))
+		return rangeOf(rowbuf.Values[int16](col))
 	case arrow.UINT16:
-		return rangeOf(fixedValues[uint16](col))
+		return rangeOf(rowbuf.Values[uint16](col))
 	case arrow.INT32, arrow.DATE32, arrow.TIME32:
-		return rangeOf(fixedValues[int32](col))
+		return rangeOf(rowbuf.Values[int32](col))
 	case arrow.UINT32:
-		return rangeOf(fixedValues[uint32](col))
+		return rangeOf(rowbuf.Values[uint32](col))
 	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
-		return rangeOf(fixedValues[int64](col))
+		return rangeOf(rowbuf.Values[int64](col))
 	}
 	return 0, 0, false
 }
@@ -374,7 +376,7 @@ func (t *intTable) column(mem memory.Allocator, typ arrow.DataType, ids []uint32
 }
 
 func intColumn[T integer](mem memory.Allocator, typ arrow.DataType, vals []uint64, ids []uint32, valid []bool) arrow.Array {
-	buf, out := newBuffer[T](mem, len(ids))
+	buf, out := rowbuf.NewBuffer[T](mem, len(ids))
 	nullAt := -1
 	for j, id := range ids {
 		if !valid[j] {
@@ -387,8 +389,8 @@ func intColumn[T integer](mem memory.Allocator, typ arrow.DataType, vals []uint6
 	if nullAt < 0 {
 		valid = nil
 	}
-	vbuf, nulls := validityFrom(mem, valid)
-	return makeArray(typ, len(ids), []*memory.Buffer{vbuf, buf}, nulls)
+	vbuf, nulls := rowbuf.ValidityFrom(mem, valid)
+	return rowbuf.MakeArray(typ, len(ids), []*memory.Buffer{vbuf, buf}, nulls)
 }
 
 // strTable maps byte strings to ids. A slot holds the hash, the length
@@ -519,7 +521,7 @@ func (t *strTable) resize(n int) {
 
 func (t *strTable) ids(col arrow.Array, lo, hi int, out []uint32) {
 	out = out[:hi-lo]
-	bm, boff := validity(col)
+	bm, boff := rowbuf.Validity(col)
 	if d, ok := col.(*array.Dictionary); ok {
 		t.dictIDsOf(d, lo, hi, out)
 		return
@@ -528,7 +530,7 @@ func (t *strTable) ids(col arrow.Array, lo, hi int, out []uint32) {
 	if v.offs32 != nil {
 		o := v.offs32[lo : hi+1]
 		for j := range out {
-			if bm != nil && !bitSet(bm, boff+lo+j) {
+			if bm != nil && !rowbuf.Bit(bm, boff+lo+j) {
 				out[j] = t.nullIDAssign()
 				continue
 			}
@@ -551,7 +553,7 @@ func (t *strTable) ids(col arrow.Array, lo, hi int, out []uint32) {
 		return
 	}
 	for j := range out {
-		if bm != nil && !bitSet(bm, boff+lo+j) {
+		if bm != nil && !rowbuf.Bit(bm, boff+lo+j) {
 			out[j] = t.nullIDAssign()
 			continue
 		}
@@ -569,33 +571,33 @@ func (t *strTable) dictIDsOf(d *array.Dictionary, lo, hi int, out []uint32) {
 	}
 	dict := d.Dictionary()
 	dv := newStringView(dict)
-	dbm, doff := validity(dict)
-	bm, boff := validity(d)
+	dbm, doff := rowbuf.Validity(dict)
+	bm, boff := rowbuf.Validity(d)
 	idx := d.Indices()
 	switch idx.DataType().ID() {
 	case arrow.INT8:
-		dictIDs(t, fixedValues[int8](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
+		dictIDs(t, rowbuf.Values[int8](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
 	case arrow.UINT8:
-		dictIDs(t, fixedValues[uint8](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
+		dictIDs(t, rowbuf.Values[uint8](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
 	case arrow.INT16:
-		dictIDs(t, fixedValues[int16](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
+		dictIDs(t, rowbuf.Values[int16](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
 	case arrow.UINT16:
-		dictIDs(t, fixedValues[uint16](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
+		dictIDs(t, rowbuf.Values[uint16](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
 	case arrow.INT32:
-		dictIDs(t, fixedValues[int32](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
+		dictIDs(t, rowbuf.Values[int32](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
 	case arrow.UINT32:
-		dictIDs(t, fixedValues[uint32](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
+		dictIDs(t, rowbuf.Values[uint32](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
 	case arrow.INT64:
-		dictIDs(t, fixedValues[int64](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
+		dictIDs(t, rowbuf.Values[int64](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
 	case arrow.UINT64:
-		dictIDs(t, fixedValues[uint64](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
+		dictIDs(t, rowbuf.Values[uint64](idx)[lo:hi], bm, boff+lo, &dv, dbm, doff, out)
 	}
 }
 
 func dictIDs[T integer](t *strTable, idx []T, bm []byte, boff int, dv *stringView, dbm []byte, doff int, out []uint32) {
 	m := t.dictIDs
 	for j, x := range idx {
-		if bm != nil && !bitSet(bm, boff+j) {
+		if bm != nil && !rowbuf.Bit(bm, boff+j) {
 			out[j] = t.nullIDAssign()
 			continue
 		}
@@ -605,7 +607,7 @@ func dictIDs[T integer](t *strTable, idx []T, bm []byte, boff int, dv *stringVie
 			continue
 		}
 		var id uint32
-		if dbm != nil && !bitSet(dbm, doff+k) {
+		if dbm != nil && !rowbuf.Bit(dbm, doff+k) {
 			id = t.nullIDAssign()
 		} else {
 			id = t.find(dv.str(k))
@@ -686,7 +688,7 @@ func (t *strTable) dictColumn(mem memory.Allocator, dt *arrow.DictionaryType, id
 }
 
 func indexColumn[T integer](mem memory.Allocator, typ arrow.DataType, ids []uint32, valid []bool) arrow.Array {
-	buf, out := newBuffer[T](mem, len(ids))
+	buf, out := rowbuf.NewBuffer[T](mem, len(ids))
 	hasNull := false
 	for j, id := range ids {
 		if !valid[j] {
@@ -699,8 +701,8 @@ func indexColumn[T integer](mem memory.Allocator, typ arrow.DataType, ids []uint
 	if !hasNull {
 		valid = nil
 	}
-	vbuf, nulls := validityFrom(mem, valid)
-	return makeArray(typ, len(ids), []*memory.Buffer{vbuf, buf}, nulls)
+	vbuf, nulls := rowbuf.ValidityFrom(mem, valid)
+	return rowbuf.MakeArray(typ, len(ids), []*memory.Buffer{vbuf, buf}, nulls)
 }
 
 func maxIndex(t arrow.DataType) uint64 {

@@ -6,6 +6,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // nunique keeps the distinct (group, value) pairs: exact counts across
@@ -119,7 +121,7 @@ type scratches struct {
 
 func addInts[T integer](s *pairSet, vals []T, bm []byte, boff int, gids []uint32) {
 	for j, v := range vals {
-		if bm != nil && !bitSet(bm, boff+j) {
+		if bm != nil && !rowbuf.Bit(bm, boff+j) {
 			continue
 		}
 		var g uint32
@@ -132,7 +134,7 @@ func addInts[T integer](s *pairSet, vals []T, bm []byte, boff int, gids []uint32
 
 func addFloats[T float](s *pairSet, vals []T, bm []byte, boff int, gids []uint32) {
 	for j, v := range vals {
-		if bm != nil && !bitSet(bm, boff+j) {
+		if bm != nil && !rowbuf.Bit(bm, boff+j) {
 			continue
 		}
 		var g uint32
@@ -262,11 +264,11 @@ func (a *nuniqueAcc) state(mem memory.Allocator, order []uint32) []arrow.Array {
 }
 
 func listChild[T integer](mem memory.Allocator, typ arrow.DataType, vals []uint64, entries []uint32) arrow.Array {
-	buf, out := newBuffer[T](mem, len(entries))
+	buf, out := rowbuf.NewBuffer[T](mem, len(entries))
 	for i, e := range entries {
 		out[i] = T(vals[e])
 	}
-	return makeArray(typ, len(entries), []*memory.Buffer{nil, buf}, 0)
+	return rowbuf.MakeArray(typ, len(entries), []*memory.Buffer{nil, buf}, 0)
 }
 
 // listArray builds a list<elem> array from offsets and its values; it takes
@@ -274,7 +276,7 @@ func listChild[T integer](mem memory.Allocator, typ arrow.DataType, vals []uint6
 func listArray(mem memory.Allocator, elem arrow.DataType, offs []int32, child arrow.Array) arrow.Array {
 	defer child.Release()
 	n := len(offs) - 1
-	obuf, o := newBuffer[int32](mem, len(offs))
+	obuf, o := rowbuf.NewBuffer[int32](mem, len(offs))
 	copy(o, offs)
 	data := array.NewData(arrow.ListOf(elem), n, []*memory.Buffer{nil, obuf}, []arrow.ArrayData{child.Data()}, 0, 0)
 	obuf.Release()

@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // HashPartition splits the rows of rec into n record batches by the hash of
@@ -95,32 +97,32 @@ func HashPartition(ctx context.Context, rec arrow.RecordBatch, keys []string, n 
 // hashColumn writes (combine false) or folds (combine true) the hash of
 // each row of col[lo:hi] into hs; l reads strings.
 func hashColumn(col arrow.Array, lo, hi int, hs []uint64, combine bool, l *strLoader) {
-	bm, boff := validity(col)
+	bm, boff := rowbuf.Validity(col)
 	boff += lo
 	switch col.DataType().ID() {
 	case arrow.INT8:
-		hashInts(fixedValues[int8](col)[lo:hi], bm, boff, hs, combine)
+		hashInts(rowbuf.Values[int8](col)[lo:hi], bm, boff, hs, combine)
 	case arrow.UINT8:
-		hashInts(fixedValues[uint8](col)[lo:hi], bm, boff, hs, combine)
+		hashInts(rowbuf.Values[uint8](col)[lo:hi], bm, boff, hs, combine)
 	case arrow.INT16:
-		hashInts(fixedValues[int16](col)[lo:hi], bm, boff, hs, combine)
+		hashInts(rowbuf.Values[int16](col)[lo:hi], bm, boff, hs, combine)
 	case arrow.UINT16:
-		hashInts(fixedValues[uint16](col)[lo:hi], bm, boff, hs, combine)
+		hashInts(rowbuf.Values[uint16](col)[lo:hi], bm, boff, hs, combine)
 	case arrow.INT32, arrow.DATE32, arrow.TIME32:
-		hashInts(fixedValues[int32](col)[lo:hi], bm, boff, hs, combine)
+		hashInts(rowbuf.Values[int32](col)[lo:hi], bm, boff, hs, combine)
 	case arrow.UINT32:
-		hashInts(fixedValues[uint32](col)[lo:hi], bm, boff, hs, combine)
+		hashInts(rowbuf.Values[uint32](col)[lo:hi], bm, boff, hs, combine)
 	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
-		hashInts(fixedValues[int64](col)[lo:hi], bm, boff, hs, combine)
+		hashInts(rowbuf.Values[int64](col)[lo:hi], bm, boff, hs, combine)
 	case arrow.UINT64:
-		hashInts(fixedValues[uint64](col)[lo:hi], bm, boff, hs, combine)
+		hashInts(rowbuf.Values[uint64](col)[lo:hi], bm, boff, hs, combine)
 	case arrow.FLOAT32:
-		hashFloats(fixedValues[float32](col)[lo:hi], bm, boff, hs, combine)
+		hashFloats(rowbuf.Values[float32](col)[lo:hi], bm, boff, hs, combine)
 	case arrow.FLOAT64:
-		hashFloats(fixedValues[float64](col)[lo:hi], bm, boff, hs, combine)
+		hashFloats(rowbuf.Values[float64](col)[lo:hi], bm, boff, hs, combine)
 	case arrow.BOOL:
 		b := make([]uint8, hi-lo)
-		boolsOf(col, lo, hi, b)
+		rowbuf.Bools(col, lo, hi, b)
 		hashInts(b, bm, boff, hs, combine)
 	default: // strings and dictionaries of strings
 		strs, valid := l.load(col, rowRange(lo, hi))
@@ -145,7 +147,7 @@ func put(hs []uint64, j int, h uint64, combine bool) {
 func hashInts[T integer](vals []T, bm []byte, boff int, hs []uint64, combine bool) {
 	for j, v := range vals {
 		h := uint64(nullHash)
-		if bm == nil || bitSet(bm, boff+j) {
+		if bm == nil || rowbuf.Bit(bm, boff+j) {
 			h = hashUint64(uint64(int64(v)))
 		}
 		put(hs, j, h, combine)
@@ -155,7 +157,7 @@ func hashInts[T integer](vals []T, bm []byte, boff int, hs []uint64, combine boo
 func hashFloats[T float](vals []T, bm []byte, boff int, hs []uint64, combine bool) {
 	for j, v := range vals {
 		h := uint64(nullHash)
-		if bm == nil || bitSet(bm, boff+j) {
+		if bm == nil || rowbuf.Bit(bm, boff+j) {
 			h = hashUint64(floatKey(float64(v)))
 		}
 		put(hs, j, h, combine)

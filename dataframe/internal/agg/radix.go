@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // Radix partitioning. When the groups are many, their hash table and
@@ -124,7 +126,7 @@ func (g *grouper) radixIDs(cols []arrow.Array, lo, hi int, sc *radixScratch) (po
 	var bm []byte
 	var boff int
 	if g.pair == nil {
-		bm, boff = validity(cols[0])
+		bm, boff = rowbuf.Validity(cols[0])
 	}
 	var sv stringView
 	var vals []uint64
@@ -132,7 +134,7 @@ func (g *grouper) radixIDs(cols []arrow.Array, lo, hi int, sc *radixScratch) (po
 	case str != nil:
 		sv = newStringView(cols[0])
 		for j := range n {
-			if bm != nil && !bitSet(bm, boff+lo+j) {
+			if bm != nil && !rowbuf.Bit(bm, boff+lo+j) {
 				part[j] = uint16(parts)
 				counts[parts+1]++
 				continue
@@ -149,7 +151,7 @@ func (g *grouper) radixIDs(cols []arrow.Array, lo, hi int, sc *radixScratch) (po
 			widen(cols[0], lo, hi, vals)
 		}
 		for j, v := range vals {
-			if bm != nil && !bitSet(bm, boff+lo+j) {
+			if bm != nil && !rowbuf.Bit(bm, boff+lo+j) {
 				part[j] = uint16(parts)
 				counts[parts+1]++
 				continue
@@ -268,27 +270,27 @@ func (t *intTable) lookup(v uint64) uint32 {
 func widen(col arrow.Array, lo, hi int, out []uint64) {
 	switch col.DataType().ID() {
 	case arrow.INT8:
-		widenInts(fixedValues[int8](col)[lo:hi], out)
+		widenInts(rowbuf.Values[int8](col)[lo:hi], out)
 	case arrow.UINT8:
-		widenInts(fixedValues[uint8](col)[lo:hi], out)
+		widenInts(rowbuf.Values[uint8](col)[lo:hi], out)
 	case arrow.INT16:
-		widenInts(fixedValues[int16](col)[lo:hi], out)
+		widenInts(rowbuf.Values[int16](col)[lo:hi], out)
 	case arrow.UINT16:
-		widenInts(fixedValues[uint16](col)[lo:hi], out)
+		widenInts(rowbuf.Values[uint16](col)[lo:hi], out)
 	case arrow.INT32, arrow.DATE32, arrow.TIME32:
-		widenInts(fixedValues[int32](col)[lo:hi], out)
+		widenInts(rowbuf.Values[int32](col)[lo:hi], out)
 	case arrow.UINT32:
-		widenInts(fixedValues[uint32](col)[lo:hi], out)
+		widenInts(rowbuf.Values[uint32](col)[lo:hi], out)
 	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
-		widenInts(fixedValues[int64](col)[lo:hi], out)
+		widenInts(rowbuf.Values[int64](col)[lo:hi], out)
 	case arrow.UINT64:
-		widenInts(fixedValues[uint64](col)[lo:hi], out)
+		widenInts(rowbuf.Values[uint64](col)[lo:hi], out)
 	case arrow.FLOAT32:
-		for j, v := range fixedValues[float32](col)[lo:hi] {
+		for j, v := range rowbuf.Values[float32](col)[lo:hi] {
 			out[j] = floatKey(float64(v))
 		}
 	case arrow.FLOAT64:
-		for j, v := range fixedValues[float64](col)[lo:hi] {
+		for j, v := range rowbuf.Values[float64](col)[lo:hi] {
 			out[j] = floatKey(v)
 		}
 	}
@@ -336,11 +338,11 @@ func scatterColumn(ctx context.Context, mem memory.Allocator, col arrow.Array, l
 	typ := col.DataType()
 	var vbuf *memory.Buffer
 	nulls := 0
-	if bm, boff := validity(col); bm != nil {
+	if bm, boff := rowbuf.Validity(col); bm != nil {
 		var dst []byte
-		vbuf, dst = newBitmap(mem, n)
+		vbuf, dst = rowbuf.NewBitmap(mem, n)
 		for j, p := range pos {
-			if bitSet(bm, boff+lo+j) {
+			if rowbuf.Bit(bm, boff+lo+j) {
 				dst[p>>3] |= 1 << (p & 7)
 			} else {
 				nulls++
@@ -359,11 +361,11 @@ func scatterColumn(ctx context.Context, mem memory.Allocator, col arrow.Array, l
 		buf = scatterFixed[uint64](mem, col, lo, pos)
 	case arrow.BOOL:
 		var dst []byte
-		buf, dst = newBitmap(mem, n)
+		buf, dst = rowbuf.NewBitmap(mem, n)
 		d := col.Data()
 		src, off := d.Buffers()[1].Bytes(), d.Offset()+lo
 		for j, p := range pos {
-			if bitSet(src, off+j) {
+			if rowbuf.Bit(src, off+j) {
 				dst[p>>3] |= 1 << (p & 7)
 			}
 		}
@@ -379,12 +381,12 @@ func scatterColumn(ctx context.Context, mem memory.Allocator, col arrow.Array, l
 		vbuf.Release()
 		vbuf = nil
 	}
-	return makeArray(typ, n, []*memory.Buffer{vbuf, buf}, nulls), nil
+	return rowbuf.MakeArray(typ, n, []*memory.Buffer{vbuf, buf}, nulls), nil
 }
 
 func scatterFixed[T any](mem memory.Allocator, col arrow.Array, lo int, pos []uint32) *memory.Buffer {
-	src := fixedValues[T](col)[lo : lo+len(pos)]
-	buf, dst := newBuffer[T](mem, len(pos))
+	src := rowbuf.Values[T](col)[lo : lo+len(pos)]
+	buf, dst := rowbuf.NewBuffer[T](mem, len(pos))
 	for j, p := range pos {
 		dst[p] = src[j]
 	}

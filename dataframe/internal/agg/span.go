@@ -5,6 +5,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // span is the rows a kernel reads: [lo, hi).
@@ -40,13 +42,13 @@ func load[T any](col arrow.Array, s span, scratch *[]T) []T {
 		}
 		return out
 	}
-	return fixedValues[T](col)[s.lo:s.hi]
+	return rowbuf.Values[T](col)[s.lo:s.hi]
 }
 
 // validOf returns the validity bitmap of span s and the bit of its first
 // row, or nil when the column has no nulls.
 func validOf(col arrow.Array, s span) ([]byte, int) {
-	bm, off := validity(col)
+	bm, off := rowbuf.Validity(col)
 	if bm == nil {
 		return nil, 0
 	}
@@ -70,11 +72,11 @@ type strLoader struct {
 func (l *strLoader) load(col arrow.Array, s span) ([]string, []bool) {
 	n := s.len()
 	strs, valid := ensure(&l.strs, n), ensure(&l.valid, n)
-	bm, boff := validity(col)
+	bm, boff := rowbuf.Validity(col)
 	anyNull := bm != nil
 	if anyNull {
 		for j := range valid {
-			valid[j] = bitSet(bm, boff+s.lo+j)
+			valid[j] = rowbuf.Bit(bm, boff+s.lo+j)
 		}
 	}
 	d, ok := col.(*array.Dictionary)
@@ -116,21 +118,21 @@ func (l *strLoader) load(col arrow.Array, s span) ([]string, []bool) {
 	lo, hi := s.lo, s.hi
 	switch idx.DataType().ID() {
 	case arrow.INT8:
-		dictStrings(fixedValues[int8](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
+		dictStrings(rowbuf.Values[int8](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.UINT8:
-		dictStrings(fixedValues[uint8](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
+		dictStrings(rowbuf.Values[uint8](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.INT16:
-		dictStrings(fixedValues[int16](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
+		dictStrings(rowbuf.Values[int16](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.UINT16:
-		dictStrings(fixedValues[uint16](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
+		dictStrings(rowbuf.Values[uint16](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.INT32:
-		dictStrings(fixedValues[int32](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
+		dictStrings(rowbuf.Values[int32](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.UINT32:
-		dictStrings(fixedValues[uint32](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
+		dictStrings(rowbuf.Values[uint32](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.INT64:
-		dictStrings(fixedValues[int64](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
+		dictStrings(rowbuf.Values[int64](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	case arrow.UINT64:
-		dictStrings(fixedValues[uint64](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
+		dictStrings(rowbuf.Values[uint64](idx)[lo:hi], l.entries, l.entryValid, strs, rowValid)
 	}
 	return strs, rowValid
 }
@@ -149,10 +151,10 @@ func (l *strLoader) readDict(d *array.Dictionary) {
 		l.entries[i] = v.str(i)
 	}
 	l.entryValid = nil
-	if bm, boff := validity(dict); bm != nil {
+	if bm, boff := rowbuf.Validity(dict); bm != nil {
 		l.entryValid = make([]bool, dict.Len())
 		for i := range l.entryValid {
-			l.entryValid[i] = bitSet(bm, boff+i)
+			l.entryValid[i] = rowbuf.Bit(bm, boff+i)
 		}
 	}
 }

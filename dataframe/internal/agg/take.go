@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 	"github.com/shoal-data/shoal/dataframe/internal/sortk"
 )
 
@@ -23,12 +24,12 @@ func take(ctx context.Context, mem memory.Allocator, arr arrow.Array, order []ui
 		arr.Retain()
 		return arr, nil
 	}
-	bm, boff := validity(arr)
+	bm, boff := rowbuf.Validity(arr)
 	var valid []bool
 	if bm != nil {
 		valid = make([]bool, len(order))
 		for j, r := range order {
-			valid[j] = bitSet(bm, boff+int(r))
+			valid[j] = rowbuf.Bit(bm, boff+int(r))
 		}
 	}
 	t := arr.DataType()
@@ -66,21 +67,21 @@ func take(ctx context.Context, mem memory.Allocator, arr arrow.Array, order []ui
 		return array.MakeFromData(data), nil
 	}
 	// Other types (only HashPartition meets them): Arrow's take kernel.
-	ib, iv := newBuffer[uint32](mem, len(order))
+	ib, iv := rowbuf.NewBuffer[uint32](mem, len(order))
 	copy(iv, order)
-	indices := makeArray(arrow.PrimitiveTypes.Uint32, len(order), []*memory.Buffer{nil, ib}, 0)
+	indices := rowbuf.MakeArray(arrow.PrimitiveTypes.Uint32, len(order), []*memory.Buffer{nil, ib}, 0)
 	defer indices.Release()
 	return compute.TakeArray(compute.WithAllocator(ctx, mem), arr, indices)
 }
 
 func takeFixed[T any](mem memory.Allocator, arr arrow.Array, valid []bool, order []uint32) arrow.Array {
-	vals := fixedValues[T](arr)
-	buf, out := newBuffer[T](mem, len(order))
+	vals := rowbuf.Values[T](arr)
+	buf, out := rowbuf.NewBuffer[T](mem, len(order))
 	for j, r := range order {
 		out[j] = vals[r]
 	}
-	vbuf, nulls := validityFrom(mem, valid)
-	return makeArray(arr.DataType(), len(order), []*memory.Buffer{vbuf, buf}, nulls)
+	vbuf, nulls := rowbuf.ValidityFrom(mem, valid)
+	return rowbuf.MakeArray(arr.DataType(), len(order), []*memory.Buffer{vbuf, buf}, nulls)
 }
 
 func boolsOfRows(arr arrow.Array, rows []uint32, out []uint8) {
@@ -168,7 +169,7 @@ func sortRows(keyCols []arrow.Array, rows []uint32) {
 
 // comparator returns a function comparing rows a and b of col.
 func comparator(col arrow.Array) func(a, b uint32) int {
-	bm, boff := validity(col)
+	bm, boff := rowbuf.Validity(col)
 	var strs []string
 	var strValid []bool
 	if c := classify(col.DataType()); c == classString || c == classDict {
@@ -179,33 +180,33 @@ func comparator(col arrow.Array) func(a, b uint32) int {
 		if strs != nil {
 			return strValid != nil && !strValid[r]
 		}
-		return bm != nil && !bitSet(bm, boff+int(r))
+		return bm != nil && !rowbuf.Bit(bm, boff+int(r))
 	}
 	var vcmp func(a, b uint32) int
 	switch col.DataType().ID() {
 	case arrow.INT8:
-		vcmp = valueCmp(fixedValues[int8](col))
+		vcmp = valueCmp(rowbuf.Values[int8](col))
 	case arrow.UINT8:
-		vcmp = valueCmp(fixedValues[uint8](col))
+		vcmp = valueCmp(rowbuf.Values[uint8](col))
 	case arrow.INT16:
-		vcmp = valueCmp(fixedValues[int16](col))
+		vcmp = valueCmp(rowbuf.Values[int16](col))
 	case arrow.UINT16:
-		vcmp = valueCmp(fixedValues[uint16](col))
+		vcmp = valueCmp(rowbuf.Values[uint16](col))
 	case arrow.INT32, arrow.DATE32, arrow.TIME32:
-		vcmp = valueCmp(fixedValues[int32](col))
+		vcmp = valueCmp(rowbuf.Values[int32](col))
 	case arrow.UINT32:
-		vcmp = valueCmp(fixedValues[uint32](col))
+		vcmp = valueCmp(rowbuf.Values[uint32](col))
 	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
-		vcmp = valueCmp(fixedValues[int64](col))
+		vcmp = valueCmp(rowbuf.Values[int64](col))
 	case arrow.UINT64:
-		vcmp = valueCmp(fixedValues[uint64](col))
+		vcmp = valueCmp(rowbuf.Values[uint64](col))
 	case arrow.FLOAT32:
-		vcmp = nanLast(fixedValues[float32](col), valueCmp(fixedValues[float32](col)))
+		vcmp = nanLast(rowbuf.Values[float32](col), valueCmp(rowbuf.Values[float32](col)))
 	case arrow.FLOAT64:
-		vcmp = nanLast(fixedValues[float64](col), valueCmp(fixedValues[float64](col)))
+		vcmp = nanLast(rowbuf.Values[float64](col), valueCmp(rowbuf.Values[float64](col)))
 	case arrow.BOOL:
 		b := make([]uint8, col.Len())
-		boolsOf(col, 0, col.Len(), b)
+		rowbuf.Bools(col, 0, col.Len(), b)
 		vcmp = valueCmp(b)
 	default:
 		vcmp = func(a, b uint32) int { return cmp.Compare(strs[a], strs[b]) }
@@ -268,10 +269,10 @@ func sortOneKey(col arrow.Array, rows []uint32) bool {
 		}
 	case classInt, classUint, classFloat, classBool:
 		keys := orderedBits(col)
-		bm, boff := validity(col)
+		bm, boff := rowbuf.Validity(col)
 		keyed := make([]intKeyed, 0, len(rows))
 		for _, r := range rows {
-			if bm != nil && !bitSet(bm, boff+int(r)) {
+			if bm != nil && !rowbuf.Bit(bm, boff+int(r)) {
 				nulls = append(nulls, r)
 				continue
 			}
@@ -330,28 +331,28 @@ func orderedBits(col arrow.Array) []uint64 {
 	out := make([]uint64, col.Len())
 	switch col.DataType().ID() {
 	case arrow.INT8:
-		signedBits(fixedValues[int8](col), out)
+		signedBits(rowbuf.Values[int8](col), out)
 	case arrow.INT16:
-		signedBits(fixedValues[int16](col), out)
+		signedBits(rowbuf.Values[int16](col), out)
 	case arrow.INT32, arrow.DATE32, arrow.TIME32:
-		signedBits(fixedValues[int32](col), out)
+		signedBits(rowbuf.Values[int32](col), out)
 	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
-		signedBits(fixedValues[int64](col), out)
+		signedBits(rowbuf.Values[int64](col), out)
 	case arrow.UINT8:
-		unsignedBits(fixedValues[uint8](col), out)
+		unsignedBits(rowbuf.Values[uint8](col), out)
 	case arrow.UINT16:
-		unsignedBits(fixedValues[uint16](col), out)
+		unsignedBits(rowbuf.Values[uint16](col), out)
 	case arrow.UINT32:
-		unsignedBits(fixedValues[uint32](col), out)
+		unsignedBits(rowbuf.Values[uint32](col), out)
 	case arrow.UINT64:
-		unsignedBits(fixedValues[uint64](col), out)
+		unsignedBits(rowbuf.Values[uint64](col), out)
 	case arrow.FLOAT32:
-		floatBits(fixedValues[float32](col), out)
+		floatBits(rowbuf.Values[float32](col), out)
 	case arrow.FLOAT64:
-		floatBits(fixedValues[float64](col), out)
+		floatBits(rowbuf.Values[float64](col), out)
 	case arrow.BOOL:
 		b := make([]uint8, col.Len())
-		boolsOf(col, 0, col.Len(), b)
+		rowbuf.Bools(col, 0, col.Len(), b)
 		unsignedBits(b, out)
 	}
 	return out
