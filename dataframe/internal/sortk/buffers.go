@@ -4,9 +4,9 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // Typed views of Arrow buffers and builders of arrays from Go slices: the
@@ -22,13 +22,6 @@ type unsigned interface {
 
 type float interface{ ~float32 | ~float64 }
 
-// fixedValues returns the values of a fixed-width array as a []T of length
-// arr.Len(), the array's offset applied. T must have the type's byte width.
-func fixedValues[T any](arr arrow.Array) []T {
-	d := arr.Data()
-	return bufferAs[T](d.Buffers()[1], d.Offset(), d.Len())
-}
-
 func bufferAs[T any](buf *memory.Buffer, off, n int) []T {
 	if buf == nil || n == 0 {
 		return nil
@@ -39,31 +32,16 @@ func bufferAs[T any](buf *memory.Buffer, off, n int) []T {
 	return all[off : off+n]
 }
 
-// validity returns the array's validity bitmap and its bit offset, or nil
-// when the array has no nulls.
-func validity(arr arrow.Array) ([]byte, int) {
-	if arr.NullN() == 0 {
-		return nil, 0
-	}
-	d := arr.Data()
-	if d.Buffers()[0] == nil {
-		return nil, 0
-	}
-	return d.Buffers()[0].Bytes(), d.Offset()
-}
-
-func bitSet(bm []byte, i int) bool { return bm[uint(i)>>3]&(1<<(uint(i)&7)) != 0 }
-
 // validBools returns whether each row of arr is valid, or nil when no row
 // is null.
 func validBools(arr arrow.Array) []bool {
-	bm, off := validity(arr)
+	bm, off := rowbuf.Validity(arr)
 	if bm == nil {
 		return nil
 	}
 	out := make([]bool, arr.Len())
 	for i := range out {
-		out[i] = bitSet(bm, off+i)
+		out[i] = rowbuf.Bit(bm, off+i)
 	}
 	return out
 }
@@ -112,39 +90,4 @@ func (v *bytesView) span(i int) (int, int) {
 		return int(v.offs32[i]), int(v.offs32[i+1])
 	}
 	return int(v.offs64[i]), int(v.offs64[i+1])
-}
-
-// newBuffer allocates a buffer of n values of type T.
-func newBuffer[T any](mem memory.Allocator, n int) (*memory.Buffer, []T) {
-	var zero T
-	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(n * int(unsafe.Sizeof(zero)))
-	return buf, bufferAs[T](buf, 0, n)
-}
-
-// newBitmap allocates a zeroed bitmap of n bits.
-func newBitmap(mem memory.Allocator, n int) (*memory.Buffer, []byte) {
-	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(int(bitutil.BytesForBits(int64(n))))
-	b := buf.Bytes()
-	clear(b)
-	return buf, b
-}
-
-// makeArray assembles an array and releases the buffers (the array holds
-// them). A nil validity buffer means no nulls.
-func makeArray(typ arrow.DataType, n int, bufs []*memory.Buffer, nulls int) arrow.Array {
-	if nulls == 0 && bufs[0] != nil {
-		bufs[0].Release()
-		bufs[0] = nil
-	}
-	data := array.NewData(typ, n, bufs, nil, nulls, 0)
-	for _, b := range bufs {
-		if b != nil {
-			b.Release()
-		}
-	}
-	arr := array.MakeFromData(data)
-	data.Release()
-	return arr
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // SortKey is one column of a sort order.
@@ -251,28 +253,28 @@ func newColumn(arr arrow.Array, key SortKey, forSort bool) *column {
 func dictIndices(d *array.Dictionary) []int32 {
 	ind := d.Indices()
 	out := make([]int32, ind.Len())
-	bm, off := validity(ind)
+	bm, off := rowbuf.Validity(ind)
 	switch ind.DataType().ID() {
 	case arrow.INT8:
-		widen(fixedValues[int8](ind), out)
+		widen(rowbuf.Values[int8](ind), out)
 	case arrow.UINT8:
-		widen(fixedValues[uint8](ind), out)
+		widen(rowbuf.Values[uint8](ind), out)
 	case arrow.INT16:
-		widen(fixedValues[int16](ind), out)
+		widen(rowbuf.Values[int16](ind), out)
 	case arrow.UINT16:
-		widen(fixedValues[uint16](ind), out)
+		widen(rowbuf.Values[uint16](ind), out)
 	case arrow.INT32:
-		widen(fixedValues[int32](ind), out)
+		widen(rowbuf.Values[int32](ind), out)
 	case arrow.UINT32:
-		widen(fixedValues[uint32](ind), out)
+		widen(rowbuf.Values[uint32](ind), out)
 	case arrow.INT64:
-		widen(fixedValues[int64](ind), out)
+		widen(rowbuf.Values[int64](ind), out)
 	case arrow.UINT64:
-		widen(fixedValues[uint64](ind), out)
+		widen(rowbuf.Values[uint64](ind), out)
 	}
 	if bm != nil {
 		for i := range out {
-			if !bitSet(bm, off+i) {
+			if !rowbuf.Bit(bm, off+i) {
 				out[i] = 0
 			}
 		}
@@ -324,33 +326,33 @@ func orderedKeys(arr arrow.Array, key SortKey) []uint64 {
 	}
 	switch arr.DataType().ID() {
 	case arrow.INT8:
-		signedKeys(fixedValues[int8](arr), out)
+		signedKeys(rowbuf.Values[int8](arr), out)
 	case arrow.INT16:
-		signedKeys(fixedValues[int16](arr), out)
+		signedKeys(rowbuf.Values[int16](arr), out)
 	case arrow.INT32, arrow.DATE32, arrow.TIME32:
-		signedKeys(fixedValues[int32](arr), out)
+		signedKeys(rowbuf.Values[int32](arr), out)
 	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
-		signedKeys(fixedValues[int64](arr), out)
+		signedKeys(rowbuf.Values[int64](arr), out)
 	case arrow.UINT8:
-		unsignedKeys(fixedValues[uint8](arr), out)
+		unsignedKeys(rowbuf.Values[uint8](arr), out)
 	case arrow.UINT16:
-		unsignedKeys(fixedValues[uint16](arr), out)
+		unsignedKeys(rowbuf.Values[uint16](arr), out)
 	case arrow.UINT32:
-		unsignedKeys(fixedValues[uint32](arr), out)
+		unsignedKeys(rowbuf.Values[uint32](arr), out)
 	case arrow.UINT64:
-		unsignedKeys(fixedValues[uint64](arr), out)
+		unsignedKeys(rowbuf.Values[uint64](arr), out)
 	case arrow.FLOAT32:
-		floatKeys(fixedValues[float32](arr), out, key)
+		floatKeys(rowbuf.Values[float32](arr), out, key)
 		return out
 	case arrow.FLOAT64:
-		floatKeys(fixedValues[float64](arr), out, key)
+		floatKeys(rowbuf.Values[float64](arr), out, key)
 		return out
 	case arrow.BOOL:
 		d := arr.Data()
 		bm := d.Buffers()[1].Bytes()
 		off := d.Offset()
 		for i := range out {
-			if bitSet(bm, off+i) {
+			if rowbuf.Bit(bm, off+i) {
 				out[i] = 1
 			}
 		}

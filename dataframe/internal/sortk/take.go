@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // Take returns the rows of rec at idx, in that order, in buffers from mem.
@@ -82,33 +84,33 @@ func takeArray(ctx context.Context, mem memory.Allocator, arr arrow.Array, idx [
 		return array.MakeFromData(data), nil
 	}
 	// Other types: Arrow's take kernel.
-	ib, iv := newBuffer[int32](mem, len(idx))
+	ib, iv := rowbuf.NewBuffer[int32](mem, len(idx))
 	copy(iv, idx)
-	indices := makeArray(arrow.PrimitiveTypes.Int32, len(idx), []*memory.Buffer{nil, ib}, 0)
+	indices := rowbuf.MakeArray(arrow.PrimitiveTypes.Int32, len(idx), []*memory.Buffer{nil, ib}, 0)
 	defer indices.Release()
 	return compute.TakeArray(compute.WithAllocator(ctx, mem), arr, indices)
 }
 
 func takeFixed[T any](mem memory.Allocator, arr arrow.Array, idx []int32) arrow.Array {
-	vals := fixedValues[T](arr)
-	buf, out := newBuffer[T](mem, len(idx))
+	vals := rowbuf.Values[T](arr)
+	buf, out := rowbuf.NewBuffer[T](mem, len(idx))
 	for j, r := range idx {
 		out[j] = vals[r]
 	}
 	var vbuf *memory.Buffer
 	nulls := 0
-	if bm, off := validity(arr); bm != nil {
+	if bm, off := rowbuf.Validity(arr); bm != nil {
 		var vb []byte
-		vbuf, vb = newBitmap(mem, len(idx))
+		vbuf, vb = rowbuf.NewBitmap(mem, len(idx))
 		for j, r := range idx {
-			if bitSet(bm, off+int(r)) {
+			if rowbuf.Bit(bm, off+int(r)) {
 				vb[j>>3] |= 1 << (j & 7)
 			} else {
 				nulls++
 			}
 		}
 	}
-	return makeArray(arr.DataType(), len(idx), []*memory.Buffer{vbuf, buf}, nulls)
+	return rowbuf.MakeArray(arr.DataType(), len(idx), []*memory.Buffer{vbuf, buf}, nulls)
 }
 
 // takeBytesOne is takeBytes from one array, whose offsets are offs.
@@ -122,8 +124,8 @@ func takeBytesOne[O int32 | int64](mem memory.Allocator, arr arrow.Array, offs [
 	if _, ok := any(zero).(int32); ok && total > math.MaxInt32 {
 		return nil, fmt.Errorf("%d bytes of values exceed the 2 GiB of a %s column", total, arr.DataType())
 	}
-	obuf, out := newBuffer[O](mem, len(idx)+1)
-	dbuf, dst := newBuffer[byte](mem, total)
+	obuf, out := rowbuf.NewBuffer[O](mem, len(idx)+1)
+	dbuf, dst := rowbuf.NewBuffer[byte](mem, total)
 	pos := 0
 	for j, r := range idx {
 		out[j] = O(pos)
@@ -139,18 +141,18 @@ func takeBytesOne[O int32 | int64](mem memory.Allocator, arr arrow.Array, offs [
 	out[len(idx)] = O(pos)
 	var vbuf *memory.Buffer
 	nulls := 0
-	if bm, off := validity(arr); bm != nil {
+	if bm, off := rowbuf.Validity(arr); bm != nil {
 		var vb []byte
-		vbuf, vb = newBitmap(mem, len(idx))
+		vbuf, vb = rowbuf.NewBitmap(mem, len(idx))
 		for j, r := range idx {
-			if bitSet(bm, off+int(r)) {
+			if rowbuf.Bit(bm, off+int(r)) {
 				vb[j>>3] |= 1 << (j & 7)
 			} else {
 				nulls++
 			}
 		}
 	}
-	return makeArray(arr.DataType(), len(idx), []*memory.Buffer{vbuf, obuf, dbuf}, nulls), nil
+	return rowbuf.MakeArray(arr.DataType(), len(idx), []*memory.Buffer{vbuf, obuf, dbuf}, nulls), nil
 }
 
 // A source function names, for output row i, the source array and its row.
@@ -170,13 +172,13 @@ func validityOf(mem memory.Allocator, srcs []arrow.Array, n int, at sourceFunc) 
 	bms := make([][]byte, len(srcs))
 	offs := make([]int, len(srcs))
 	for i, s := range srcs {
-		bms[i], offs[i] = validity(s)
+		bms[i], offs[i] = rowbuf.Validity(s)
 	}
-	buf, vb := newBitmap(mem, n)
+	buf, vb := rowbuf.NewBitmap(mem, n)
 	nulls := 0
 	for j := range n {
 		s, r := at(j)
-		if bms[s] == nil || bitSet(bms[s], offs[s]+r) {
+		if bms[s] == nil || rowbuf.Bit(bms[s], offs[s]+r) {
 			vb[j>>3] |= 1 << (j & 7)
 		} else {
 			nulls++
@@ -194,15 +196,15 @@ func takeBools(mem memory.Allocator, srcs []arrow.Array, n int, at sourceFunc) a
 			bms[i], offs[i] = b.Bytes(), d.Offset()
 		}
 	}
-	buf, out := newBitmap(mem, n)
+	buf, out := rowbuf.NewBitmap(mem, n)
 	for j := range n {
 		s, r := at(j)
-		if bitSet(bms[s], offs[s]+r) {
+		if rowbuf.Bit(bms[s], offs[s]+r) {
 			out[j>>3] |= 1 << (j & 7)
 		}
 	}
 	vbuf, nulls := validityOf(mem, srcs, n, at)
-	return makeArray(srcs[0].DataType(), n, []*memory.Buffer{vbuf, buf}, nulls)
+	return rowbuf.MakeArray(srcs[0].DataType(), n, []*memory.Buffer{vbuf, buf}, nulls)
 }
 
 func takeBytes[O int32 | int64](mem memory.Allocator, srcs []arrow.Array, n int, at sourceFunc) (arrow.Array, error) {
@@ -220,8 +222,8 @@ func takeBytes[O int32 | int64](mem memory.Allocator, srcs []arrow.Array, n int,
 	if _, ok := any(zero).(int32); ok && total > math.MaxInt32 {
 		return nil, fmt.Errorf("%d bytes of values exceed the 2 GiB of a %s column", total, srcs[0].DataType())
 	}
-	obuf, offs := newBuffer[O](mem, n+1)
-	dbuf, data := newBuffer[byte](mem, total)
+	obuf, offs := rowbuf.NewBuffer[O](mem, n+1)
+	dbuf, data := rowbuf.NewBuffer[byte](mem, total)
 	pos := 0
 	for j := range n {
 		s, r := at(j)
@@ -231,7 +233,7 @@ func takeBytes[O int32 | int64](mem memory.Allocator, srcs []arrow.Array, n int,
 	}
 	offs[n] = O(pos)
 	vbuf, nulls := validityOf(mem, srcs, n, at)
-	return makeArray(srcs[0].DataType(), n, []*memory.Buffer{vbuf, obuf, dbuf}, nulls), nil
+	return rowbuf.MakeArray(srcs[0].DataType(), n, []*memory.Buffer{vbuf, obuf, dbuf}, nulls), nil
 }
 
 // ref names a row of one of several batches.
@@ -290,12 +292,12 @@ func gather(ctx context.Context, mem memory.Allocator, srcs []arrow.Array, refs 
 func gatherFixed[T any](mem memory.Allocator, srcs []arrow.Array, refs []ref) arrow.Array {
 	vals := make([][]T, len(srcs))
 	for i, s := range srcs {
-		vals[i] = fixedValues[T](s)
+		vals[i] = rowbuf.Values[T](s)
 	}
-	buf, out := newBuffer[T](mem, len(refs))
+	buf, out := rowbuf.NewBuffer[T](mem, len(refs))
 	for j, r := range refs {
 		out[j] = vals[r.src][r.row]
 	}
 	vbuf, nulls := validityOf(mem, srcs, len(refs), func(i int) (int, int) { return int(refs[i].src), int(refs[i].row) })
-	return makeArray(srcs[0].DataType(), len(refs), []*memory.Buffer{vbuf, buf}, nulls)
+	return rowbuf.MakeArray(srcs[0].DataType(), len(refs), []*memory.Buffer{vbuf, buf}, nulls)
 }
