@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // The hash of a row is a fixed function of its key values (no per-process
@@ -110,37 +112,37 @@ func hashColumn(col arrow.Array, hs []uint64, combine bool) {
 	if col.Len() == 0 {
 		return
 	}
-	bm, boff := validity(col)
+	bm, boff := rowbuf.Validity(col)
 	switch col.DataType().ID() {
 	case arrow.INT8:
-		hashInts(fixedValues[int8](col), bm, boff, hs, combine)
+		hashInts(rowbuf.Values[int8](col), bm, boff, hs, combine)
 	case arrow.UINT8:
-		hashInts(fixedValues[uint8](col), bm, boff, hs, combine)
+		hashInts(rowbuf.Values[uint8](col), bm, boff, hs, combine)
 	case arrow.INT16:
-		hashInts(fixedValues[int16](col), bm, boff, hs, combine)
+		hashInts(rowbuf.Values[int16](col), bm, boff, hs, combine)
 	case arrow.UINT16:
-		hashInts(fixedValues[uint16](col), bm, boff, hs, combine)
+		hashInts(rowbuf.Values[uint16](col), bm, boff, hs, combine)
 	case arrow.INT32, arrow.DATE32, arrow.TIME32:
-		hashInts(fixedValues[int32](col), bm, boff, hs, combine)
+		hashInts(rowbuf.Values[int32](col), bm, boff, hs, combine)
 	case arrow.UINT32:
-		hashInts(fixedValues[uint32](col), bm, boff, hs, combine)
+		hashInts(rowbuf.Values[uint32](col), bm, boff, hs, combine)
 	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
-		hashInts(fixedValues[int64](col), bm, boff, hs, combine)
+		hashInts(rowbuf.Values[int64](col), bm, boff, hs, combine)
 	case arrow.UINT64:
-		hashInts(fixedValues[uint64](col), bm, boff, hs, combine)
+		hashInts(rowbuf.Values[uint64](col), bm, boff, hs, combine)
 	case arrow.FLOAT32:
-		hashFloats(fixedValues[float32](col), bm, boff, hs, combine)
+		hashFloats(rowbuf.Values[float32](col), bm, boff, hs, combine)
 	case arrow.FLOAT64:
-		hashFloats(fixedValues[float64](col), bm, boff, hs, combine)
+		hashFloats(rowbuf.Values[float64](col), bm, boff, hs, combine)
 	case arrow.BOOL:
 		d := col.Data()
 		vals := d.Buffers()[1].Bytes()
 		voff := d.Offset()
 		for j := range hs[:col.Len()] {
 			h := uint64(nullHash)
-			if bm == nil || bitSet(bm, boff+j) {
+			if bm == nil || rowbuf.Bit(bm, boff+j) {
 				var v uint64
-				if bitSet(vals, voff+j) {
+				if rowbuf.Bit(vals, voff+j) {
 					v = 1
 				}
 				h = hashUint64(v)
@@ -157,12 +159,12 @@ func hashColumn(col arrow.Array, hs []uint64, combine bool) {
 		dict := d.Dictionary()
 		entries := make([]uint64, dict.Len())
 		hashColumn(dict, entries, false)
-		ebm, eoff := validity(dict)
+		ebm, eoff := rowbuf.Validity(dict)
 		for j := range hs[:col.Len()] {
 			h := uint64(nullHash)
-			if bm == nil || bitSet(bm, boff+j) {
+			if bm == nil || rowbuf.Bit(bm, boff+j) {
 				e := d.GetValueIndex(j)
-				if ebm == nil || bitSet(ebm, eoff+e) {
+				if ebm == nil || rowbuf.Bit(ebm, eoff+e) {
 					h = entries[e]
 				}
 			}
@@ -184,7 +186,7 @@ func put(hs []uint64, j int, h uint64, combine bool) {
 func hashInts[T signed | unsigned](vals []T, bm []byte, boff int, hs []uint64, combine bool) {
 	for j, v := range vals {
 		h := uint64(nullHash)
-		if bm == nil || bitSet(bm, boff+j) {
+		if bm == nil || rowbuf.Bit(bm, boff+j) {
 			h = hashUint64(uint64(int64(v)))
 		}
 		put(hs, j, h, combine)
@@ -194,7 +196,7 @@ func hashInts[T signed | unsigned](vals []T, bm []byte, boff int, hs []uint64, c
 func hashFloats[T float32 | float64](vals []T, bm []byte, boff int, hs []uint64, combine bool) {
 	for j, v := range vals {
 		h := uint64(nullHash)
-		if bm == nil || bitSet(bm, boff+j) {
+		if bm == nil || rowbuf.Bit(bm, boff+j) {
 			h = hashUint64(floatKey(float64(v)))
 		}
 		put(hs, j, h, combine)
@@ -208,7 +210,7 @@ func hashStrings[O int32 | int64](offs []O, col arrow.Array, bm []byte, boff int
 	}
 	for j := range hs[:col.Len()] {
 		h := uint64(nullHash)
-		if bm == nil || bitSet(bm, boff+j) {
+		if bm == nil || rowbuf.Bit(bm, boff+j) {
 			h = hashBytes(data[offs[j]:offs[j+1]])
 		}
 		put(hs, j, h, combine)
@@ -229,11 +231,6 @@ func newOffsets[O int32 | int64](col arrow.Array) []O {
 	return bufferAs[O](d.Buffers()[1].Bytes(), d.Offset(), d.Len()+1)
 }
 
-func fixedValues[T any](arr arrow.Array) []T {
-	d := arr.Data()
-	return bufferAs[T](d.Buffers()[1].Bytes(), d.Offset(), d.Len())
-}
-
 func bufferAs[T any](b []byte, off, n int) []T {
 	if n == 0 {
 		return nil
@@ -242,16 +239,3 @@ func bufferAs[T any](b []byte, off, n int) []T {
 	all := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(zero)))
 	return all[off : off+n]
 }
-
-func validity(arr arrow.Array) ([]byte, int) {
-	if arr.NullN() == 0 {
-		return nil, 0
-	}
-	d := arr.Data()
-	if d.Buffers()[0] == nil {
-		return nil, 0
-	}
-	return d.Buffers()[0].Bytes(), d.Offset()
-}
-
-func bitSet(bm []byte, i int) bool { return bm[uint(i)>>3]&(1<<(uint(i)&7)) != 0 }
