@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/shoal-data/shoal/dataframe/expr"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/io/ipc"
 	"github.com/shoal-data/shoal/io/storage"
@@ -36,58 +33,13 @@ func ReadIPCFiles(ctx context.Context, paths []string, opts ...IPCOptions) (Data
 	if err != nil {
 		return DataFrame{}, err
 	}
-	r := &ipcReader{paths: paths, plan: plan}
-	return DataFrame{n: &node{kind: kindSource, schema: plan.Schema, nparts: len(plan.Parts), src: &source{r: r}}}, nil
+	return ipcFormat.source(paths, plan), nil
 }
 
-type ipcReader struct {
-	paths []string
-	plan  *ipc.Plan
-}
-
-func (r *ipcReader) format() string        { return "ipc" }
-func (r *ipcReader) schema() *arrow.Schema { return r.plan.Schema }
-func (r *ipcReader) parts() int            { return len(r.plan.Parts) }
-
-func (r *ipcReader) describe() string {
-	return fmt.Sprintf("ReadIPC %s (%d parts)", strings.Join(r.paths, ", "), len(r.plan.Parts))
-}
-
-func (r *ipcReader) token() string {
-	b, _ := json.Marshal(r.plan)
-	return string(b)
-}
-
-func (r *ipcReader) prepare(columns []string, filter expr.Expr, hasFilter bool) (reader, string, error) {
-	if columns == nil {
-		return r, "", nil
-	}
-	plan, err := r.plan.Select(columns...)
-	if err != nil {
-		return nil, "", err
-	}
-	return &ipcReader{paths: r.paths, plan: plan}, "", nil
-}
-
-func (r *ipcReader) partParams(i int) ([]byte, error) {
-	return json.Marshal(r.plan.Slice(i, i+1))
-}
-
-func readIPCPart(ctx context.Context, env *graph.Env, params []byte, columns []string, filter *expr.Expr,
-	mem memory.Allocator) (arrow.RecordBatch, error) {
-	var plan ipc.Plan
-	if err := json.Unmarshal(params, &plan); err != nil {
-		return nil, err
-	}
-	rec, err := ipc.ReadPart(ctx, storage.Local{}, &plan, 0, mem)
-	if err != nil {
-		return nil, err
-	}
-	if filter == nil {
-		return rec, nil
-	}
-	defer rec.Release()
-	return expr.Filter(ctx, rec, *filter, mem)
+var ipcFormat = &planFormat[ipc.Plan, *ipc.Plan]{name: "ipc", op: "ReadIPC", unit: "parts",
+	schema: func(p *ipc.Plan) *arrow.Schema { return p.Schema },
+	parts:  func(p *ipc.Plan) int { return len(p.Parts) },
+	read:   ipc.ReadPart,
 }
 
 // WriteIPC computes the DataFrame and writes one Arrow IPC file per
@@ -118,6 +70,6 @@ func writeIPCPart(ctx context.Context, env *graph.Env, w *writeSpec, rec arrow.R
 }
 
 func init() {
-	readFuncs["ipc"] = readIPCPart
+	readFuncs["ipc"] = ipcFormat.readPart
 	writeFuncs["ipc"] = writeIPCPart
 }

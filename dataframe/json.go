@@ -5,12 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/shoal-data/shoal/dataframe/expr"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/io/jsonl"
 	"github.com/shoal-data/shoal/io/storage"
@@ -37,58 +34,13 @@ func ReadJSONFiles(ctx context.Context, paths []string, opts ...JSONOptions) (Da
 	if err != nil {
 		return DataFrame{}, err
 	}
-	r := &jsonReader{paths: paths, plan: plan}
-	return DataFrame{n: &node{kind: kindSource, schema: plan.Schema, nparts: len(plan.Parts), src: &source{r: r}}}, nil
+	return jsonFormat.source(paths, plan), nil
 }
 
-type jsonReader struct {
-	paths []string
-	plan  *jsonl.Plan
-}
-
-func (r *jsonReader) format() string        { return "json" }
-func (r *jsonReader) schema() *arrow.Schema { return r.plan.Schema }
-func (r *jsonReader) parts() int            { return len(r.plan.Parts) }
-
-func (r *jsonReader) describe() string {
-	return fmt.Sprintf("ReadJSON %s (%d blocks)", strings.Join(r.paths, ", "), len(r.plan.Parts))
-}
-
-func (r *jsonReader) token() string {
-	b, _ := json.Marshal(r.plan)
-	return string(b)
-}
-
-func (r *jsonReader) prepare(columns []string, filter expr.Expr, hasFilter bool) (reader, string, error) {
-	if columns == nil {
-		return r, "", nil
-	}
-	plan, err := r.plan.Select(columns...)
-	if err != nil {
-		return nil, "", err
-	}
-	return &jsonReader{paths: r.paths, plan: plan}, "", nil
-}
-
-func (r *jsonReader) partParams(i int) ([]byte, error) {
-	return json.Marshal(r.plan.Slice(i, i+1))
-}
-
-func readJSONPart(ctx context.Context, env *graph.Env, params []byte, columns []string, filter *expr.Expr,
-	mem memory.Allocator) (arrow.RecordBatch, error) {
-	var plan jsonl.Plan
-	if err := json.Unmarshal(params, &plan); err != nil {
-		return nil, err
-	}
-	rec, err := jsonl.ReadPart(ctx, storage.Local{}, &plan, 0, mem)
-	if err != nil {
-		return nil, err
-	}
-	if filter == nil {
-		return rec, nil
-	}
-	defer rec.Release()
-	return expr.Filter(ctx, rec, *filter, mem)
+var jsonFormat = &planFormat[jsonl.Plan, *jsonl.Plan]{name: "json", op: "ReadJSON", unit: "blocks",
+	schema: func(p *jsonl.Plan) *arrow.Schema { return p.Schema },
+	parts:  func(p *jsonl.Plan) int { return len(p.Parts) },
+	read:   jsonl.ReadPart,
 }
 
 // WriteJSON computes the DataFrame and writes one JSON-lines file per
@@ -131,6 +83,6 @@ func writeJSONPart(ctx context.Context, env *graph.Env, w *writeSpec, rec arrow.
 }
 
 func init() {
-	readFuncs["json"] = readJSONPart
+	readFuncs["json"] = jsonFormat.readPart
 	writeFuncs["json"] = writeJSONPart
 }
