@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"unsafe"
+
+	rowbuf "github.com/shoal-data/shoal/dataframe/internal/distinct/rows"
 )
 
 // TestWords checks the padded words of every length up to 16 against a
@@ -20,7 +22,7 @@ func TestWords(t *testing.T) {
 			s := buf[32-n:]
 			var pad [16]byte
 			copy(pad[:], s)
-			w0, w1 := words(unsafe.SliceData(s), n)
+			w0, w1 := rowbuf.Words(unsafe.SliceData(s), n)
 			if n == 0 {
 				w0, w1 = 0, 0
 			}
@@ -40,8 +42,8 @@ func TestHashString(t *testing.T) {
 	for i := range n {
 		s := []byte("id0000000000")
 		binary.BigEndian.PutUint32(s[8:], uint32(i))
-		h := hashString(string(s))
-		if hashString(string(append([]byte(nil), s...))) != h {
+		h := rowbuf.HashString(string(s))
+		if rowbuf.HashString(string(append([]byte(nil), s...))) != h {
 			t.Fatal("hash differs for equal strings")
 		}
 		seen[h]++
@@ -56,7 +58,7 @@ func TestHashString(t *testing.T) {
 		}
 	}
 	long := "a string that is longer than sixteen bytes"
-	if hashString(long) == hashString(long[:len(long)-1]+"t") {
+	if rowbuf.HashString(long) == rowbuf.HashString(long[:len(long)-1]+"t") {
 		t.Error("long strings differing in the last byte collide")
 	}
 }

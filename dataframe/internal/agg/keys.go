@@ -94,7 +94,7 @@ func (t *intTable) find(v uint64) uint32 {
 	if t.stale {
 		t.rehash()
 	}
-	i := hashUint64(v) & t.mask
+	i := rowbuf.HashUint64(v) & t.mask
 	for {
 		s := &t.slots[i]
 		if s.id == 0 {
@@ -127,7 +127,7 @@ func (t *intTable) rehash() {
 		if int32(id) == t.null {
 			continue
 		}
-		i := hashUint64(v) & t.mask
+		i := rowbuf.HashUint64(v) & t.mask
 		for t.slots[i].id != 0 {
 			i = (i + 1) & t.mask
 		}
@@ -161,7 +161,7 @@ func (t *intTable) resize(n int) {
 		if s.id == 0 {
 			continue
 		}
-		i := hashUint64(s.key) & mask
+		i := rowbuf.HashUint64(s.key) & mask
 		for slots[i].id != 0 {
 			i = (i + 1) & mask
 		}
@@ -444,7 +444,7 @@ func (t *strTable) value(id uint32) string {
 func (t *strTable) find(s string) uint32 {
 	var w0, w1 uint64
 	if len(s) > 0 {
-		w0, w1 = words(unsafe.StringData(s), len(s))
+		w0, w1 = rowbuf.Words(unsafe.StringData(s), len(s))
 	}
 	return t.findWords(s, w0, w1)
 }
@@ -454,9 +454,9 @@ func (t *strTable) findWords(s string, w0, w1 uint64) uint32 {
 	n := len(s)
 	var h uint64
 	if n <= 16 {
-		h = hashWords(w0, w1, n)
+		h = rowbuf.HashWords(w0, w1, n)
 	} else {
-		h = hashLong(s)
+		h = rowbuf.HashLong(s)
 	}
 	i := h & t.mask
 	for {
@@ -538,10 +538,10 @@ func (t *strTable) ids(col arrow.Array, lo, hi int, out []uint32) {
 			s := bytesToString(v.data[a:b])
 			var w0, w1 uint64
 			if n := len(s); n > 0 {
-				w0, w1 = words(unsafe.StringData(s), n)
+				w0, w1 = rowbuf.Words(unsafe.StringData(s), n)
 				if n <= 16 {
 					// The first slot, inline: most lookups end there.
-					h := hashWords(w0, w1, n)
+					h := rowbuf.HashWords(w0, w1, n)
 					if sl := &t.slots[h&t.mask]; sl.hash == h && sl.w0 == w0 && sl.w1 == w1 && int(sl.len) == n {
 						out[j] = sl.id - 1
 						continue

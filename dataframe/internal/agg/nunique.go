@@ -305,7 +305,7 @@ func (a *nuniqueStrAcc) add(g uint32, s string) {
 		a.slots = make([]uint64, minTableSize)
 		a.mask = minTableSize - 1
 	}
-	h := combineHash(hashString(s), uint64(g))
+	h := combineHash(rowbuf.HashString(s), uint64(g))
 	tag := h >> 32
 	i := h & a.mask
 	for {

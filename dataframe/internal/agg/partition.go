@@ -129,7 +129,7 @@ func hashColumn(col arrow.Array, lo, hi int, hs []uint64, combine bool, l *strLo
 		for j, s := range strs {
 			h := uint64(nullHash)
 			if valid == nil || valid[j] {
-				h = hashString(s)
+				h = rowbuf.HashString(s)
 			}
 			put(hs, j, h, combine)
 		}
@@ -148,7 +148,7 @@ func hashInts[T integer](vals []T, bm []byte, boff int, hs []uint64, combine boo
 	for j, v := range vals {
 		h := uint64(nullHash)
 		if bm == nil || rowbuf.Bit(bm, boff+j) {
-			h = hashUint64(uint64(int64(v)))
+			h = rowbuf.HashUint64(uint64(int64(v)))
 		}
 		put(hs, j, h, combine)
 	}
@@ -158,7 +158,7 @@ func hashFloats[T float](vals []T, bm []byte, boff int, hs []uint64, combine boo
 	for j, v := range vals {
 		h := uint64(nullHash)
 		if bm == nil || rowbuf.Bit(bm, boff+j) {
-			h = hashUint64(floatKey(float64(v)))
+			h = rowbuf.HashUint64(floatKey(float64(v)))
 		}
 		put(hs, j, h, combine)
 	}

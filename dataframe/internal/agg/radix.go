@@ -139,7 +139,7 @@ func (g *grouper) radixIDs(cols []arrow.Array, lo, hi int, sc *radixScratch) (po
 				counts[parts+1]++
 				continue
 			}
-			q := uint16((hashString(sv.str(lo+j)) & mask) >> shift)
+			q := uint16((rowbuf.HashString(sv.str(lo+j)) & mask) >> shift)
 			part[j] = q
 			counts[q+1]++
 		}
@@ -156,7 +156,7 @@ func (g *grouper) radixIDs(cols []arrow.Array, lo, hi int, sc *radixScratch) (po
 				counts[parts+1]++
 				continue
 			}
-			q := uint16((hashUint64(v) & mask) >> shift)
+			q := uint16((rowbuf.HashUint64(v) & mask) >> shift)
 			part[j] = q
 			counts[q+1]++
 		}
@@ -182,7 +182,7 @@ func (g *grouper) radixIDs(cols []arrow.Array, lo, hi int, sc *radixScratch) (po
 				k := &keys[p]
 				k.s = s
 				if len(s) > 0 {
-					k.w0, k.w1 = words(unsafe.StringData(s), len(s))
+					k.w0, k.w1 = rowbuf.Words(unsafe.StringData(s), len(s))
 				} else {
 					k.w0, k.w1 = 0, 0
 				}

@@ -27,18 +27,19 @@ func HashUint64(v uint64) uint64 { return mix(v^hk0, hk1) }
 // HashString hashes the bytes of s.
 func HashString(s string) uint64 {
 	if len(s) > 16 {
-		return hashLong(s)
+		return HashLong(s)
 	}
-	w0, w1 := words(unsafe.StringData(s), len(s))
-	return hashWords(w0, w1, len(s))
+	w0, w1 := Words(unsafe.StringData(s), len(s))
+	return HashWords(w0, w1, len(s))
 }
 
-func hashWords(w0, w1 uint64, n int) uint64 { return mix(w0^hk1, w1^hk2^uint64(n)) }
+// HashWords hashes a string of at most 16 bytes given as its Words.
+func HashWords(w0, w1 uint64, n int) uint64 { return mix(w0^hk1, w1^hk2^uint64(n)) }
 
-// words returns the first 16 bytes at p, of which n are the string's,
+// Words returns the first 16 bytes at p, of which n are the string's,
 // little-endian and zero-padded: two strings of at most 16 bytes are equal
 // if and only if their lengths and words are. It reads no byte past p+n.
-func words(p *byte, n int) (w0, w1 uint64) {
+func Words(p *byte, n int) (w0, w1 uint64) {
 	switch {
 	case n >= 16:
 		return load64(p, 0), load64(p, 8)
@@ -61,7 +62,8 @@ func words(p *byte, n int) (w0, w1 uint64) {
 	return w0, 0
 }
 
-func hashLong(s string) uint64 {
+// HashLong hashes a string of more than 16 bytes.
+func HashLong(s string) uint64 {
 	seed := uint64(hk0)
 	n := len(s)
 	b := unsafe.Slice(unsafe.StringData(s), n)

@@ -331,12 +331,12 @@ func (t *StrTable) stored(k uint32) string {
 func strKey(s string) (w0, w1, h uint64) {
 	n := len(s)
 	if n > 0 {
-		w0, w1 = words(unsafe.StringData(s), n)
+		w0, w1 = Words(unsafe.StringData(s), n)
 	}
 	if n <= 16 {
-		h = hashWords(w0, w1, n)
+		h = HashWords(w0, w1, n)
 	} else {
-		h = hashLong(s)
+		h = HashLong(s)
 	}
 	return w0, w1, h
 }
