@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/shoal-data/shoal/dataframe/expr"
+	"github.com/shoal-data/shoal/internal/suggest"
 )
 
 // encodeSchema writes a schema as an Arrow IPC stream with no batches, the
@@ -53,36 +54,5 @@ func schemaNames(s *arrow.Schema) []string {
 type ColumnError = expr.ColumnNotFoundError
 
 func columnError(name string, have []string) error {
-	return &ColumnError{Name: name, Available: have, Suggest: closest(name, have)}
-}
-
-// closest returns the name nearest to s by edit distance, if it is near.
-func closest(s string, names []string) string {
-	best, bestD := "", len(s)/2+2
-	for _, n := range names {
-		if d := editDistance(s, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return &ColumnError{Name: name, Available: have, Suggest: suggest.Closest(name, have)}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+
+	"github.com/shoal-data/shoal/internal/suggest"
 )
 
 // Type is the type of the column e computes from a table with the given
@@ -71,7 +73,7 @@ func (tc *typeChecker) compute(n *node) (arrow.DataType, error) {
 			for i := range names {
 				names[i] = tc.schema.Field(i).Name
 			}
-			return nil, &ColumnNotFoundError{Name: n.name, Expr: n.text, Available: names, Suggest: closest(n.name, names)}
+			return nil, &ColumnNotFoundError{Name: n.name, Expr: n.text, Available: names, Suggest: suggest.Closest(n.name, names)}
 		}
 		return tc.schema.Field(idx[0]).Type, nil
 	}

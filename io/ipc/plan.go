@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/shoal-data/shoal/internal/suggest"
 	"github.com/shoal-data/shoal/io/storage"
 )
 
@@ -202,7 +203,7 @@ func unknownColumn(name string, s *arrow.Schema, path string) error {
 		names[i] = f.Name
 	}
 	hint := ""
-	if c := closest(name, names); c != "" {
+	if c := suggest.Closest(name, names); c != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", c)
 	}
 	return fmt.Errorf("ipc: %w %q in %s%s; it has %s", ErrUnknownColumn, name, path, hint, quoteList(names))
@@ -217,38 +218,6 @@ func quoteList(names []string) string {
 		q[i] = fmt.Sprintf("%q", n)
 	}
 	return strings.Join(q, ", ")
-}
-
-// closest returns the name nearest to s in edit distance, if it is near.
-func closest(s string, names []string) string {
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(n)); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // sameColumns checks that file b can be read with file a: the requested
