@@ -35,6 +35,27 @@ func TestReuseAndZeroing(t *testing.T) {
 	}
 }
 
+func TestAllocateUninitRecycles(t *testing.T) {
+	a := New(1 << 20)
+	for _, size := range []int{1, 64, 4096, 100_000} {
+		b := a.AllocateUninit(size)
+		if len(b) != size || cap(b) != 1<<class(size) {
+			t.Fatalf("size %d: len %d cap %d", size, len(b), cap(b))
+		}
+		b[0] = 0xab
+		a.Free(b)
+		c := a.AllocateUninit(size)
+		if &c[0] != &b[0] || c[0] != 0xab {
+			t.Errorf("size %d: the freed buffer was not handed out again as it was", size)
+		}
+		// Zeroed allocations of the same class still get zeros.
+		a.Free(c)
+		if z := a.Allocate(size); z[0] != 0 {
+			t.Errorf("size %d: Allocate after AllocateUninit gave %x, not zero", size, z[0])
+		}
+	}
+}
+
 func TestIdleBound(t *testing.T) {
 	a := New(8 << 10)
 	var bufs [][]byte

@@ -3,6 +3,8 @@ package csv
 import (
 	"context"
 	"errors"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -70,5 +72,72 @@ func TestAllocator(t *testing.T) {
 				t.Errorf("%d rows, want %d", rows, want)
 			}
 		})
+	}
+}
+
+// dirtyAllocator hands out memory full of 0xff where it may skip zeroing,
+// as recycled buffers can be.
+type dirtyAllocator struct{ memory.Allocator }
+
+func (d dirtyAllocator) AllocateUninit(size int) []byte {
+	b := d.Allocate(size)
+	for i := range b {
+		b[i] = 0xff
+	}
+	return b
+}
+
+// TestUninitializedMemory reads with memory that is not zeroed: the values,
+// nulls and booleans must be those read with zeroed memory, and the bits
+// of bitmaps past the last row must be clear.
+func TestUninitializedMemory(t *testing.T) {
+	data := "k,v,b,d,s,f,i32\n"
+	for i := range 1000 {
+		switch {
+		case i%97 == 5:
+			data += "x,notanumber,true,2020-01-01,\"q\"\"s\",1.5,1\n"
+		case i%13 == 0:
+			data += ",,,,,,\n"
+		default:
+			data += "k" + itoa(int64(i%10)) + "," + itoa(int64(i)) + "," + strconv.FormatBool(i%3 == 0) + ",2020-01-02,s" + itoa(int64(i)) + ",2.25,-3\n"
+		}
+	}
+	fsys := newMemFS(map[string]string{"a.csv": data})
+	opts := Options{BadRows: Skip, Dictionary: []string{"k"}, BlockSize: 3000,
+		Types: map[string]arrow.DataType{"v": arrow.PrimitiveTypes.Int64, "i32": arrow.PrimitiveTypes.Int32}}
+	_, _, want, _, err := readFS(fsys, []string{"a.csv"}, opts, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(dirtyAllocator{memory.NewGoAllocator()})
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	plan, err := PlanRead(ctx, fsys, []string{"a.csv"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := range plan.Blocks {
+		rec, _, err := ReadBlock(ctx, fsys, plan, i, ReadOptions{Allocator: dirtyAllocator{mem}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, recordRows(rec)...)
+		for c, col := range rec.Columns() {
+			n := col.Len()
+			bms := []*memory.Buffer{col.Data().Buffers()[0]}
+			if col.DataType().ID() == arrow.BOOL {
+				bms = append(bms, col.Data().Buffers()[1])
+			}
+			for _, bm := range bms {
+				if bm != nil && n&7 != 0 && bm.Bytes()[n>>3]>>(n&7) != 0 {
+					t.Errorf("block %d column %d: bits past row %d are set", i, c, n)
+				}
+			}
+		}
+		rec.Release()
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows differ from those read with zeroed memory")
 	}
 }

@@ -19,7 +19,8 @@ const (
 	kSkip            kind = iota // not selected: fields are split but not converted
 	kString                      // utf8
 	kDict                        // dictionary<int32, utf8>
-	kInt                         // int8..int64, range-checked
+	kInt                         // int8, int16, int64, range-checked
+	kInt32                       // int32, stored as such (no narrowing copy)
 	kUint                        // uint8..uint64, range-checked
 	kFloat64                     // float64
 	kFloat32                     // float32
@@ -47,7 +48,7 @@ type column struct {
 
 	i64     vec[int64]   // kInt, kUint (bits), timestamps
 	f64     vec[float64] // kFloat64, kFloat32
-	i32     vec[int32]   // dates, dictionary indices
+	i32     vec[int32]   // kInt32, dates, dictionary indices
 	bools   vec[byte]    // kBool values, a bitmap
 	offs    vec[int32]   // kString offsets
 	data    vec[byte]    // kString bytes
@@ -76,10 +77,26 @@ func viewOf[T int64 | float64 | int32 | byte](b []byte) []T {
 func (v *vec[T]) init(mem memory.Allocator, n int) {
 	v.release()
 	var zero T
-	v.buf = memory.NewResizableBuffer(mem)
-	v.buf.Reserve(max(n, 1) * int(unsafe.Sizeof(zero)))
+	size := max(n, 1) * int(unsafe.Sizeof(zero))
+	if u, ok := mem.(uninitAllocator); ok {
+		// Every value is written before it is read (bitmaps too: bits are
+		// set or cleared one by one), so recycled memory need not be
+		// zeroed first.
+		v.buf = memory.NewBufferWithAllocator(u.AllocateUninit(roundUp64(size)), mem)
+	} else {
+		v.buf = memory.NewResizableBuffer(mem)
+		v.buf.Reserve(size)
+	}
 	v.s = viewOf[T](v.buf.Buf())
 }
+
+// uninitAllocator hands out memory without zeroing it (see
+// mempool.Allocator.AllocateUninit).
+type uninitAllocator interface {
+	AllocateUninit(size int) []byte
+}
+
+func roundUp64(n int) int { return (n + 63) &^ 63 }
 
 // grow makes index i valid, keeping the contents.
 func (v *vec[T]) grow(i int) {
@@ -148,7 +165,7 @@ func newColumn(f arrow.Field, layout string, hasLayout bool) (column, error) {
 	case *arrow.Int16Type:
 		c.kind, c.minInt, c.maxInt = kInt, math.MinInt16, math.MaxInt16
 	case *arrow.Int32Type:
-		c.kind, c.minInt, c.maxInt = kInt, math.MinInt32, math.MaxInt32
+		c.kind, c.minInt, c.maxInt = kInt32, math.MinInt32, math.MaxInt32
 	case *arrow.Int64Type:
 		c.kind, c.minInt, c.maxInt = kInt, math.MinInt64, math.MaxInt64
 	case *arrow.Uint8Type:
@@ -211,7 +228,7 @@ func (c *column) reserve(rows int, bytesPerRow float64) {
 		c.i64.init(c.mem, rows)
 	case kFloat64, kFloat32:
 		c.f64.init(c.mem, rows)
-	case kDate, kDateLayout:
+	case kInt32, kDate, kDateLayout:
 		c.i32.init(c.mem, rows)
 	case kBool:
 		c.bools.init(c.mem, rows/8+1)
@@ -281,7 +298,7 @@ func (c *column) ensure(rows int) {
 		if len(c.f64.s) < rows {
 			c.f64.grow(rows - 1)
 		}
-	case kDate, kDateLayout, kDict:
+	case kInt32, kDate, kDateLayout, kDict:
 		if len(c.i32.s) < rows {
 			c.i32.grow(rows - 1)
 		}
@@ -299,7 +316,7 @@ func (c *column) expect(rows int, scale float64) {
 		c.i64.growTo(rows)
 	case kFloat64, kFloat32:
 		c.f64.growTo(rows)
-	case kDate, kDateLayout, kDict:
+	case kInt32, kDate, kDateLayout, kDict:
 		c.i32.growTo(rows)
 	}
 }
@@ -319,7 +336,7 @@ func (c *column) move(from, to int) {
 		c.i64.s[to] = c.i64.s[from]
 	case kFloat64, kFloat32:
 		c.f64.s[to] = c.f64.s[from]
-	case kDate, kDateLayout, kDict:
+	case kInt32, kDate, kDateLayout, kDict:
 		c.i32.s[to] = c.i32.s[from]
 	case kBool:
 		setBit(&c.bools, to, bitOf(&c.bools, from))
@@ -361,7 +378,7 @@ func (c *column) appendNull(row int) {
 		c.putI64(row, 0)
 	case kFloat64, kFloat32:
 		c.putF64(row, 0)
-	case kDate, kDateLayout, kDict:
+	case kInt32, kDate, kDateLayout, kDict:
 		c.putI32(row, 0)
 	case kBool:
 		setBit(&c.bools, row, false)
@@ -386,7 +403,7 @@ func (c *column) appendValue(row int, f []byte, null bool) error {
 		c.putString(row, f)
 	case kDict:
 		c.putI32(row, c.dict.index(f))
-	case kInt:
+	case kInt, kInt32:
 		v, ok := parseInt(f)
 		if !ok || v < c.minInt || v > c.maxInt {
 			if ok {
@@ -394,7 +411,11 @@ func (c *column) appendValue(row int, f []byte, null bool) error {
 			}
 			return c.valueError("an integer")
 		}
-		c.putI64(row, v)
+		if c.kind == kInt32 {
+			c.putI32(row, int32(v))
+		} else {
+			c.putI64(row, v)
+		}
 	case kUint:
 		v, ok := parseUint(f)
 		if !ok || v > c.maxU {
@@ -517,6 +538,7 @@ func (c *column) finish(rows int, next int, bytesPerRow float64) arrow.Array {
 		c.valid.ensureBits(rows)
 		nulls = rows - bitutil.CountSetBits(c.valid.s, 0, rows)
 		if nulls > 0 {
+			clearTail(c.valid.s, rows)
 			validBuf = c.valid.take(int(bitutil.BytesForBits(int64(rows))))
 		}
 	}
@@ -543,8 +565,6 @@ func (c *column) finish(rows int, next int, bytesPerRow float64) arrow.Array {
 			bufs = []*memory.Buffer{validBuf, narrow[int8](v, c.mem)}
 		case arrow.INT16:
 			bufs = []*memory.Buffer{validBuf, narrow[int16](v, c.mem)}
-		case arrow.INT32:
-			bufs = []*memory.Buffer{validBuf, narrow[int32](v, c.mem)}
 		case arrow.UINT8:
 			bufs = []*memory.Buffer{validBuf, narrow[uint8](v, c.mem)}
 		case arrow.UINT16:
@@ -566,10 +586,11 @@ func (c *column) finish(rows int, next int, bytesPerRow float64) arrow.Array {
 			out[i] = float32(v)
 		}
 		bufs = []*memory.Buffer{validBuf, buf}
-	case kDate, kDateLayout:
+	case kInt32, kDate, kDateLayout:
 		bufs = []*memory.Buffer{validBuf, c.i32.take(rows)}
 	case kBool:
 		c.bools.ensureBits(rows)
+		clearTail(c.bools.s, rows)
 		bufs = []*memory.Buffer{validBuf, c.bools.take(int(bitutil.BytesForBits(int64(rows))))}
 	}
 	data := array.NewData(c.typ, rows, bufs, nil, nulls, 0)
@@ -588,6 +609,14 @@ func (c *column) finish(rows int, next int, bytesPerRow float64) arrow.Array {
 		c.reserve(next, bytesPerRow)
 	}
 	return arr
+}
+
+// clearTail clears the bits at and after bit n of the byte holding it:
+// recycled memory may have left them set.
+func clearTail(bm []byte, n int) {
+	if n&7 != 0 {
+		bm[n>>3] &= byte(1)<<(n&7) - 1
+	}
 }
 
 // ensureBits makes a bitmap vec hold at least n bits.

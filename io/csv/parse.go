@@ -391,6 +391,8 @@ func (p *parser) convert(buf []byte, base int64, nb int) error {
 			switch c.kind {
 			case kInt:
 				r = intRun(c.i64.s[row0:row0+rows], buf, p.starts, p.ends, k, nsel, c.minInt, c.maxInt)
+			case kInt32:
+				r = intRun(c.i32.s[row0:row0+rows], buf, p.starts, p.ends, k, nsel, c.minInt, c.maxInt)
 			case kFloat64:
 				r = floatRun(c.f64.s[row0:row0+rows], buf, p.starts, p.ends, k, nsel)
 			}
@@ -404,6 +406,14 @@ func (p *parser) convert(buf []byte, base int64, nb int) error {
 			case kInt:
 				if v, ok := parseIntFast(f); ok && !p.nullsNumeric && v >= c.minInt && v <= c.maxInt {
 					c.i64.s[row] = v
+					if c.hasNulls {
+						setBit(&c.valid, row, true)
+					}
+					continue
+				}
+			case kInt32:
+				if v, ok := parseIntFast(f); ok && !p.nullsNumeric && v >= c.minInt && v <= c.maxInt {
+					c.i32.s[row] = int32(v)
 					if c.hasNulls {
 						setBit(&c.valid, row, true)
 					}
@@ -515,7 +525,7 @@ func sortIssues(is []issue) {
 // intRun parses the plain integers of column k of the mini-batch into out
 // until a field is not one (or is out of [lo, hi]); it returns how many it
 // parsed.
-func intRun(out []int64, buf []byte, starts, ends []uint32, k, nsel int, lo, hi int64) int {
+func intRun[T int32 | int64](out []T, buf []byte, starts, ends []uint32, k, nsel int, lo, hi int64) int {
 	for r := range out {
 		i := r*nsel + k
 		f := buf[starts[i] : ends[i]&fPos]
@@ -543,7 +553,7 @@ func intRun(out []int64, buf []byte, starts, ends []uint32, k, nsel int, lo, hi 
 		if v < lo || v > hi {
 			return r
 		}
-		out[r] = v
+		out[r] = T(v)
 	}
 	return len(out)
 }

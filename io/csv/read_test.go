@@ -245,6 +245,19 @@ func TestRead(t *testing.T) {
 			schema: "",
 		},
 		{
+			name:   "int32 with nulls and extremes",
+			files:  map[string]string{"a.csv": "a\n1\nNA\n-2147483648\n2147483647\n\"7\"\n"},
+			opts:   Options{Types: map[string]arrow.DataType{"a": arrow.PrimitiveTypes.Int32}},
+			schema: "a:int32",
+			rows:   []string{"1", "<null>", "-2147483648", "2147483647", "7"},
+		},
+		{
+			name:  "out of range for int32",
+			files: map[string]string{"a.csv": "a\n1\n2147483648\n"},
+			opts:  Options{Types: map[string]arrow.DataType{"a": arrow.PrimitiveTypes.Int32}},
+			err:   []string{"a.csv line 3, column 1 \"a\"", "out of range for int32", `"2147483648"`},
+		},
+		{
 			name:   "dictionary",
 			files:  map[string]string{"a.csv": "k,v\nx,1\ny,2\nx,3\n,4\n"},
 			opts:   Options{Dictionary: []string{"k"}},
@@ -496,30 +509,32 @@ func TestBadRowsSkip(t *testing.T) {
 		"5,a\"b\n" + // line 8: bare quote
 		"6,z,extra\n" + // line 9: too many
 		"7,ok\n" // line 10
-	opts := Options{BadRows: Skip, Types: map[string]arrow.DataType{"a": arrow.PrimitiveTypes.Int64}}
 	defer func(m, c int) { miniRows, chunkSize = m, c }(miniRows, chunkSize)
-	for _, bs := range []int64{0, 5, 13, 1000} {
-		miniRows = int(bs%4) + 1
-		chunkSize = int(bs%11) + 3
-		opts.BlockSize = bs
-		_, _, rows, bad, err := readFS(newMemFS(map[string]string{"a.csv": data}), []string{"a.csv"}, opts, ReadOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := []string{"1|x", "3|multi\nline", "7|ok"}
-		if !slices.Equal(rows, want) {
-			t.Errorf("block size %d: rows %q, want %q", bs, rows, want)
-		}
-		var got []string
-		for _, b := range bad {
-			if b.Path != "a.csv" {
-				t.Errorf("path %q", b.Path)
+	for _, typ := range []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int16} {
+		opts := Options{BadRows: Skip, Types: map[string]arrow.DataType{"a": typ}}
+		for _, bs := range []int64{0, 5, 13, 1000} {
+			miniRows = int(bs%4) + 1
+			chunkSize = int(bs%11) + 3
+			opts.BlockSize = bs
+			_, _, rows, bad, err := readFS(newMemFS(map[string]string{"a.csv": data}), []string{"a.csv"}, opts, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
 			}
-			got = append(got, strings.Join([]string{itoa(b.Line), itoa(int64(b.Column)), b.Text}, " "))
-		}
-		wantBad := []string{"3 0 2", "6 1 zz", "7 2 \"open\"x", "8 2 a\"b", "9 0 6,z,extra"}
-		if !slices.Equal(got, wantBad) {
-			t.Errorf("block size %d: bad rows %q, want %q", bs, got, wantBad)
+			want := []string{"1|x", "3|multi\nline", "7|ok"}
+			if !slices.Equal(rows, want) {
+				t.Errorf("%s, block size %d: rows %q, want %q", typ, bs, rows, want)
+			}
+			var got []string
+			for _, b := range bad {
+				if b.Path != "a.csv" {
+					t.Errorf("path %q", b.Path)
+				}
+				got = append(got, strings.Join([]string{itoa(b.Line), itoa(int64(b.Column)), b.Text}, " "))
+			}
+			wantBad := []string{"3 0 2", "6 1 zz", "7 2 \"open\"x", "8 2 a\"b", "9 0 6,z,extra"}
+			if !slices.Equal(got, wantBad) {
+				t.Errorf("%s, block size %d: bad rows %q, want %q", typ, bs, got, wantBad)
+			}
 		}
 	}
 }
