@@ -64,8 +64,10 @@
 // After Mask, Compress or FromFrame, the lengths of some chunks are not
 // known until they are computed: Shape and Chunks report -1 for them.
 // Elementwise operations between arrays chunked alike, reductions and
-// Compute work as they are; operations that need the lengths (slicing,
-// rechunking, reshaping) say so, and ComputeChunkSizes finds them.
+// Compute work as they are; Concatenate and Stack join such arrays chunk
+// by chunk and check the lengths as the chunks are computed; operations
+// that need the lengths (slicing, rechunking, reshaping) say so, and
+// ComputeChunkSizes finds them.
 //
 // # Random numbers
 //

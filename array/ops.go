@@ -22,6 +22,7 @@ const (
 	opNPY        = "array.npy"        // read or write a part of a .npy file
 	opFrame      = "array.frame"      // between record batches and chunks
 	opPercentile = "array.percentile" // exact percentiles along an axis held in one chunk
+	opCheck      = "array.check"      // chunks of unknown lengths checked against others
 )
 
 // RegisterOps registers the array ops and the chunk codec into reg. The
@@ -42,6 +43,7 @@ func RegisterOps(reg *graph.Registry) error {
 		{Name: opNPY, Signature: "v1", Run: runNPY},
 		{Name: opFrame, Signature: "v1", Run: runFrame},
 		{Name: opPercentile, Signature: "v1", Run: runPercentile},
+		{Name: opCheck, Signature: "v1", Run: runCheck},
 	}
 	for _, op := range ops {
 		if err := reg.Register(op); err != nil {

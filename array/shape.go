@@ -1,6 +1,8 @@
 package array
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -340,10 +342,51 @@ func (o *reshapeOp) lower(l *lowerer, n *node) ([]graph.Key, error) {
 
 // Concatenate joins arrays along an existing axis. Their other axes must
 // have the same lengths; their dtypes are promoted to a common one. The
-// chunks of the inputs become the chunks of the result, without copying.
+// chunks of the inputs become the chunks of the result, without copying;
+// an array chunked otherwise than the first along the other axes is
+// rechunked like it.
+//
+// Lengths that are not known until the arrays are computed (after Mask or
+// Compress) cannot be compared when the result is built. Along the other
+// axes, such arrays must then be chunked alike (as many chunks as the
+// first array, and equal lengths where both are known), and every chunk
+// is checked against the first array's when it is computed: a mismatch is
+// an error of that task, naming the arrays, their shapes, the axis and
+// the two lengths, whether the result is assembled, reduced or written.
+// Lengths that are known and differ are errors at once, when the result is
+// built, as are arrays of unknown lengths chunked differently (call
+// ComputeChunkSizes on them first).
 func Concatenate(arrays []Array, axis int) Array {
+	return concatenate(joinInfo{fn: "Concatenate"}, arrays, axis)
+}
+
+// joinInfo says how concatenate names things in errors: the function, and
+// for Stack, which concatenates its arrays with a new axis, the shapes of
+// the arrays and the axes as the caller gave them.
+type joinInfo struct {
+	fn     string
+	shapes [][]int       // nil: the shapes of the concatenated arrays
+	axisOf func(int) int // nil: the axes of the concatenated arrays
+}
+
+func (j joinInfo) shape(arrays []Array, i int) string {
+	if j.shapes != nil {
+		return fmtShape(j.shapes[i])
+	}
+	return fmtShape(arrays[i].Shape())
+}
+
+func (j joinInfo) axis(d int) int {
+	if j.axisOf != nil {
+		return j.axisOf(d)
+	}
+	return d
+}
+
+func concatenate(j joinInfo, arrays []Array, axis int) Array {
+	fn := j.fn
 	if len(arrays) == 0 {
-		return errorf("Concatenate: no arrays")
+		return errorf("%s: no arrays", fn)
 	}
 	for _, x := range arrays {
 		if err := x.Err(); err != nil {
@@ -353,77 +396,225 @@ func Concatenate(arrays []Array, axis int) Array {
 	nd := arrays[0].NDim()
 	ax, err := normAxis(axis, nd)
 	if err != nil {
-		return errorf("Concatenate: %v", err)
+		return errorf("%s: %v", fn, err)
 	}
 	if nd == 0 {
 		return errorf("Concatenate: cannot concatenate 0-dimensional arrays; use Stack")
 	}
 	dt := arrays[0].n.dtype
+	c0 := arrays[0].n.chunks
 	ref := arrays[0].Shape()
-	for i, x := range arrays[1:] {
+	// The result's chunks along the other axes are array 0's, with the
+	// lengths it does not know taken from the arrays that do (knownBy).
+	chunks := cloneChunks(c0)
+	knownBy := make([][]int, nd)
+	for d := range nd {
+		knownBy[d] = make([]int, len(c0[d]))
+	}
+	checks := make([][]int, len(arrays))
+	for i := 1; i < len(arrays); i++ {
+		x := arrays[i]
 		s := x.Shape()
 		if len(s) != nd {
-			return errorf("Concatenate: array %d has shape %s, array 0 has shape %s: the numbers of dimensions differ", i+1, fmtShape(s), fmtShape(ref))
+			return errorf("%s: array %d has shape %s, array 0 has shape %s: the numbers of dimensions differ", fn, i, j.shape(arrays, i), j.shape(arrays, 0))
 		}
 		for d := range nd {
-			if d != ax && s[d] != ref[d] {
-				return errorf("Concatenate: array %d has shape %s, array 0 has shape %s: axis %d differs", i+1, fmtShape(s), fmtShape(ref), d)
+			if d == ax {
+				continue
 			}
+			if s[d] != unknown && ref[d] != unknown && s[d] != ref[d] {
+				return errorf("%s: array %d has shape %s, array 0 has shape %s: axis %d differs", fn, i, j.shape(arrays, i), j.shape(arrays, 0), j.axis(d))
+			}
+			ci := x.n.chunks[d]
+			if knownAxis(ci) && knownAxis(c0[d]) {
+				continue // rechunked like array 0 below if need be
+			}
+			if len(ci) != len(c0[d]) {
+				return errorf("%s: array %d (shape %s) has chunks %s along axis %d, array 0 (shape %s) has %s: lengths not known until computed (after Mask or Compress) join only chunk by chunk; call ComputeChunkSizes on them first",
+					fn, i, j.shape(arrays, i), formatAxisChunks(ci), j.axis(d), j.shape(arrays, 0), formatAxisChunks(c0[d]))
+			}
+			for k, c := range ci {
+				switch {
+				case c == unknown:
+				case chunks[d][k] == unknown:
+					chunks[d][k], knownBy[d][k] = c, i
+				case c != chunks[d][k]:
+					o := knownBy[d][k]
+					return errorf("%s: array %d (shape %s) has chunks %s along axis %d, array %d (shape %s) has %s: chunk %d differs (%d and %d), and lengths not known until computed join only chunk by chunk; call ComputeChunkSizes on them first",
+						fn, i, j.shape(arrays, i), formatAxisChunks(ci), j.axis(d), o, j.shape(arrays, o), formatAxisChunks(arrays[o].n.chunks[d]), k, c, chunks[d][k])
+				}
+			}
+			checks[i] = append(checks[i], d)
 		}
 		dt = promote(dt, x.n.dtype)
 	}
 	var inputs []*node
-	chunks := cloneChunks(arrays[0].n.chunks)
 	chunks[ax] = nil
 	for i, x := range arrays {
 		x = x.Astype(dt)
 		if i > 0 {
-			want := cloneChunks(arrays[0].n.chunks)
-			want[ax] = x.n.chunks[ax]
+			want := cloneChunks(x.n.chunks)
+			rechunk := false
 			for d := range nd {
-				if d != ax && !slices.Equal(x.n.chunks[d], want[d]) && !knownAxis(x.n.chunks[d]) {
-					return errorf("Concatenate: axis %d of array %d has chunks of unknown size; call ComputeChunkSizes first", d, i)
+				if d != ax && knownAxis(c0[d]) && knownAxis(want[d]) && !slices.Equal(c0[d], want[d]) {
+					want[d], rechunk = slices.Clone(c0[d]), true
 				}
 			}
-			x = rechunkTo(x, want)
-			if x.Err() != nil {
-				return x
+			if rechunk {
+				if !allKnown(x.n.chunks) {
+					return errorf("%s: array %d (shape %s) has chunks of unknown size %s, and must be rechunked like array 0 (chunks %s); call ComputeChunkSizes on it first",
+						fn, i, j.shape(arrays, i), formatChunks(x.n.chunks), formatChunks(c0))
+				}
+				x = rechunkTo(x, want)
+				if x.Err() != nil {
+					return x
+				}
 			}
 		}
 		inputs = append(inputs, x.n)
 		chunks[ax] = append(chunks[ax], x.n.chunks[ax]...)
 	}
-	return newArray(&concatOp{axis: ax}, dt, chunks, inputs, []any{"concatenate", ax})
+	op := &concatOp{axis: ax, checks: checks}
+	if slices.ContainsFunc(checks, func(c []int) bool { return len(c) > 0 }) {
+		op.fn = fn
+		op.shapes = make([]string, len(arrays))
+		for i := range arrays {
+			op.shapes[i] = j.shape(arrays, i)
+		}
+		op.axisNames = make([]int, nd)
+		for d := range nd {
+			op.axisNames[d] = j.axis(d)
+		}
+	}
+	return newArray(op, dt, chunks, inputs, []any{"concatenate", ax, checks, op.fn, op.shapes})
 }
 
-// concatOp's chunks are its inputs' chunks.
-type concatOp struct{ axis int }
+// concatOp's chunks are its inputs' chunks. Where lengths are not known
+// until computed, the chunks of inputs 1... pass through a check against
+// the shape of input 0's chunk (checks lists the axes, per input).
+type concatOp struct {
+	axis   int
+	checks [][]int
+	// For errors.
+	fn        string
+	shapes    []string
+	axisNames []int
+}
 
 func (o *concatOp) prefix() string { return "concatenate" }
 
 func (o *concatOp) lower(l *lowerer, n *node) ([]graph.Key, error) {
 	grid := gridShape(n.chunks)
 	keys := make([]graph.Key, numBlocks(n.chunks))
+	shapeKeys := map[graph.Key]bool{}
 	for i := range keys {
 		idx := blockIndex(grid, i)
 		j := slices.Clone(idx)
-		for _, in := range n.inputs {
+		for a, in := range n.inputs {
 			nb := len(in.chunks[o.axis])
-			if j[o.axis] < nb {
-				k, err := l.blockKey(in, j)
-				if err != nil {
+			if j[o.axis] >= nb {
+				j[o.axis] -= nb
+				continue
+			}
+			k, err := l.blockKey(in, j)
+			if err != nil {
+				return nil, err
+			}
+			if a > 0 && len(o.checks[a]) > 0 {
+				if k, err = o.check(l, n, a, idx, j, k, shapeKeys); err != nil {
 					return nil, err
 				}
-				keys[i] = k
-				break
 			}
-			j[o.axis] -= nb
+			keys[i] = k
+			break
 		}
 	}
 	return keys, nil
 }
 
-// Stack joins arrays of the same shape along a new axis.
+// check adds the task that passes block j of input a (key k, block idx of
+// the result) on once it has checked it against input 0's block in the
+// same place.
+func (o *concatOp) check(l *lowerer, n *node, a int, idx, j []int, k graph.Key, shapeKeys map[graph.Key]bool) (graph.Key, error) {
+	r := slices.Clone(j)
+	r[o.axis] = 0
+	sk := graph.NewKey("concatenate-shape", n.token, r...)
+	if !shapeKeys[sk] {
+		dep, err := l.blockKey(n.inputs[0], r)
+		if err != nil {
+			return "", err
+		}
+		if err := l.add(sk, opCheck, checkParams{Mode: "shape"}, []graph.Key{dep}); err != nil {
+			return "", err
+		}
+		shapeKeys[sk] = true
+	}
+	p := checkParams{Mode: "fits", Axes: o.checks[a], Fn: o.fn, Array: a, Block: j,
+		Shape: o.shapes[a], Shape0: o.shapes[0], AxisNames: o.axisNames}
+	ck := graph.NewKey("concatenate-check", n.token, idx...)
+	return ck, l.add(ck, opCheck, p, []graph.Key{k, sk})
+}
+
+// checkParams are the params of an "array.check" task.
+type checkParams struct {
+	// "shape": the shape of the input chunk, as an int64 Dense; "fits":
+	// the input chunk as it is, once its lengths along Axes are those of
+	// the shape that is the second input.
+	Mode string `json:"mode"`
+	Axes []int  `json:"axes,omitempty"`
+	// For errors: which function, array, block, shapes and axes.
+	Fn        string `json:"fn,omitempty"`
+	Array     int    `json:"array,omitempty"`
+	Block     []int  `json:"block,omitempty"`
+	Shape     string `json:"shape,omitempty"`
+	Shape0    string `json:"shape0,omitempty"`
+	AxisNames []int  `json:"axis_names,omitempty"`
+}
+
+func runCheck(_ context.Context, in graph.OpInput) (any, error) {
+	var p checkParams
+	if err := json.Unmarshal(in.Params, &p); err != nil {
+		return nil, fmt.Errorf("decode check params: %w", err)
+	}
+	blocks, err := denseInputs(in)
+	if err != nil {
+		return nil, err
+	}
+	switch p.Mode {
+	case "shape":
+		if len(blocks) != 1 {
+			return nil, fmt.Errorf("check: shape takes 1 chunk, got %d", len(blocks))
+		}
+		s := make([]int64, len(blocks[0].shape))
+		for i, v := range blocks[0].shape {
+			s[i] = int64(v)
+		}
+		return &Dense{dtype: Int64, shape: []int{len(s)}, strides: []int{1}, data: s}, nil
+	case "fits":
+		if len(blocks) != 2 || blocks[1].dtype != Int64 || len(blocks[1].shape) != 1 {
+			return nil, fmt.Errorf("check: fits takes a chunk and a shape")
+		}
+		b := blocks[0]
+		ref := blocks[1].flat().([]int64)
+		for _, d := range p.Axes {
+			if d < 0 || d >= len(b.shape) || d >= len(ref) || d >= len(p.Block) || d >= len(p.AxisNames) {
+				return nil, fmt.Errorf("check: axis %d of a chunk of shape %v against shape %v", d, b.shape, ref)
+			}
+			if int64(b.shape[d]) != ref[d] {
+				return nil, fmt.Errorf("%s: array %d (shape %s) does not fit array 0 (shape %s) along axis %d: its chunk %d there has length %d, array 0's has %d; lengths not known until computed (after Mask or Compress) join only where they agree",
+					p.Fn, p.Array, p.Shape, p.Shape0, p.AxisNames[d], p.Block[d], b.shape[d], ref[d])
+			}
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("unknown check mode %q", p.Mode)
+}
+
+// Stack joins arrays of the same shape along a new axis, at position axis
+// of the result. Lengths that are not known until computed are handled as
+// by Concatenate: the arrays must be chunked alike, and their chunks are
+// checked when computed, an error naming the arrays, their shapes and the
+// lengths.
 func Stack(arrays []Array, axis int) Array {
 	if len(arrays) == 0 {
 		return errorf("Stack: no arrays")
@@ -434,19 +625,38 @@ func Stack(arrays []Array, axis int) Array {
 		}
 	}
 	ref := arrays[0].Shape()
-	if _, err := normAxis(axis, len(ref)+1); err != nil {
+	ax, err := normAxis(axis, len(ref)+1)
+	if err != nil {
 		return errorf("Stack: %v", err)
 	}
 	ex := make([]Array, len(arrays))
+	shapes := make([][]int, len(arrays))
 	for i, x := range arrays {
-		if s := x.Shape(); !slices.Equal(s, ref) {
+		s := x.Shape()
+		if !sameShape(s, ref) {
 			return errorf("Stack: array %d has shape %s, array 0 has shape %s", i, fmtShape(s), fmtShape(ref))
 		}
-		ex[i] = x.ExpandDims(axis)
+		shapes[i] = s
+		ex[i] = x.ExpandDims(ax)
 	}
-	r := Concatenate(ex, axis)
-	if err := r.Err(); err != nil {
-		return errArray(fmt.Errorf("array: Stack: %s", unwrapArrayErr(err)))
+	return concatenate(joinInfo{fn: "Stack", shapes: shapes, axisOf: func(d int) int {
+		if d > ax {
+			return d - 1
+		}
+		return d
+	}}, ex, ax)
+}
+
+// sameShape reports whether two shapes have the same lengths where both
+// are known.
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
 	}
-	return r
+	for i := range a {
+		if a[i] != b[i] && a[i] != unknown && b[i] != unknown {
+			return false
+		}
+	}
+	return true
 }

@@ -218,3 +218,96 @@ func TestSqueezeExpand(t *testing.T) {
 	mustErr(t, a.ExpandDims(5).Err(), "axis 5")
 	mustErr(t, a.Transpose(0, 1).Err(), "Transpose")
 }
+
+// Concatenate and Stack of arrays whose lengths are not known until
+// computed (after Mask): chunks that agree join; chunks that turn out to
+// differ are an error naming the function, the arrays, their shapes and
+// the lengths, however the result is used; mismatches that can be seen
+// when building are errors then.
+func TestConcatenateUnknownChunks(t *testing.T) {
+	grid := func(rows int) Array {
+		return Arange(0, 12, 1, Chunks(4)).Reshape(6, 2).Rechunk(Chunks(rows, 2))
+	}
+	m := grid(3)                                                 // rows [0 1] [2 3] ... [10 11], chunks ([3 3], [2])
+	col0 := func(x Array) Array { return x.Index(All(), At(0)) } // 0 2 4 6 8 10
+	late := m.Mask(col0(m).Gt(4))                                // rows 3..5: chunks of 0 and 3 rows
+	early := m.Mask(col0(m).Lt(6))                               // rows 0..2: chunks of 3 and 0 rows
+	all := m.Mask(col0(m).Ge(0))                                 // every row, chunks of unknown length
+	narrow := Arange(0, 12, 1, Chunks(4)).Reshape(6, 2).Rechunk(Chunks(3, 1))
+	narrowLate := narrow.Mask(col0(narrow).Gt(4)) // chunks ([? ?], [1 1])
+	v := Arange(0, 3, 1)
+	ragged := Concatenate([]Array{v.Mask(v.Gt(0)), Arange(0, 3, 1)}, 0) // chunks [? 3]
+
+	ok := []struct {
+		name  string
+		a     Array
+		shape []int // as computed
+		want  []float64
+	}{
+		{"same mask", Concatenate([]Array{late, late.Mul(10)}, 1), []int{3, 4},
+			[]float64{6, 7, 60, 70, 8, 9, 80, 90, 10, 11, 100, 110}},
+		{"along the unknown axis", Concatenate([]Array{late, early}, 0), []int{6, 2},
+			[]float64{6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5}},
+		{"unknown with known", Concatenate([]Array{all, m.Add(100)}, 1), []int{6, 4},
+			[]float64{0, 1, 100, 101, 2, 3, 102, 103, 4, 5, 104, 105, 6, 7, 106, 107, 8, 9, 108, 109, 10, 11, 110, 111}},
+		{"stack", Stack([]Array{late, late.Add(1)}, 2), []int{3, 2, 2},
+			[]float64{6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12}},
+	}
+	for _, tt := range ok {
+		t.Run(tt.name, func(t *testing.T) {
+			assertClose(t, compute(t, tt.a), tt.shape, tt.want, 0)
+		})
+	}
+	if c := Concatenate([]Array{all, m}, 1).Chunks(); !slices.Equal(c[0], []int{3, 3}) {
+		t.Fatalf("chunks %v: the lengths m knows should be known", c)
+	}
+
+	// Found when computed, whatever is done with the result.
+	computed := []struct {
+		name  string
+		a     Array
+		parts []string
+	}{
+		{"concatenate", Concatenate([]Array{late, early}, 1),
+			[]string{"Concatenate: array 1 (shape (?, 2)) does not fit array 0 (shape (?, 2)) along axis 0", "chunk 0 there has length 3, array 0's has 0"}},
+		{"concatenate then sum", Concatenate([]Array{late, early}, 1).Sum(),
+			[]string{"Concatenate: array 1", "along axis 0"}},
+		{"third array", Concatenate([]Array{late, late, early.Mul(2)}, 1).Max(Axis(0)),
+			[]string{"Concatenate: array 2 (shape (?, 2))", "array 0 (shape (?, 2))"}},
+		{"known with unknown", Concatenate([]Array{late, m}, 1),
+			[]string{"array 1 (shape (6, 2)) does not fit array 0 (shape (?, 2))", "length 3, array 0's has 0"}},
+		{"stack on a new first axis", Stack([]Array{late, early}, 0),
+			[]string{"Stack: array 1 (shape (?, 2)) does not fit array 0 (shape (?, 2)) along axis 0"}},
+		{"stack on a new last axis", Stack([]Array{late, early}, -1).Mean(),
+			[]string{"Stack: array 1", "along axis 0"}},
+	}
+	for _, tt := range computed {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.a.Err(); err != nil {
+				t.Fatalf("error when building: %v", err)
+			}
+			mustErr(t, computeErr(t, tt.a), tt.parts...)
+		})
+	}
+
+	// Found when building.
+	built := []struct {
+		name  string
+		a     Array
+		parts []string
+	}{
+		{"chunked otherwise", Concatenate([]Array{late, grid(2)}, 1),
+			[]string{"Concatenate: array 1 (shape (6, 2)) has chunks 3×2 along axis 0, array 0 (shape (?, 2)) has [? ?]", "ComputeChunkSizes"}},
+		{"known lengths differ", Stack([]Array{ragged, Arange(0, 6, 1, ChunkSizes([]int{2, 4}))}, 0),
+			[]string{"Stack: array 1 (shape (6,)) has chunks [2 4] along axis 0", "chunk 1 differs (4 and 3)"}},
+		{"rechunk of unknown", Concatenate([]Array{late, narrowLate}, 0),
+			[]string{"Concatenate: array 1 (shape (?, 2)) has chunks of unknown size", "rechunked like array 0", "ComputeChunkSizes"}},
+		{"known shapes", Stack([]Array{late, Zeros([]int{4, 3})}, 0),
+			[]string{"Stack: array 1 has shape (4, 3), array 0 has shape (?, 2)"}},
+	}
+	for _, tt := range built {
+		t.Run(tt.name, func(t *testing.T) {
+			mustErr(t, tt.a.Err(), tt.parts...)
+		})
+	}
+}
