@@ -1,6 +1,7 @@
 // Package metrics holds what the scheduler's and the workers' Prometheus
-// metrics share: an HTTP server for /metrics, the measure of goroutine
-// latency, and the disk usage of a directory.
+// metrics share: an HTTP server for /metrics (which the scheduler's
+// dashboard uses too), the measure of goroutine latency, and the disk
+// usage of a directory.
 package metrics
 
 import (
@@ -20,7 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Server serves a registry's metrics on /metrics.
+// Server is an HTTP server of a process's own: /metrics, or the
+// scheduler's dashboard.
 type Server struct {
 	lis  net.Listener
 	http *http.Server
@@ -29,18 +31,24 @@ type Server struct {
 
 // Serve starts serving reg on addr (host:port; port 0 picks a free one).
 func Serve(addr string, reg *prometheus.Registry, logger *slog.Logger) (*Server, error) {
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
-	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	s := &Server{lis: lis, http: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+	return ServeHTTP("metrics", addr, mux, logger)
+}
+
+// ServeHTTP starts serving h on addr (host:port; port 0 picks a free
+// one). what names the server in errors and logs, such as "dashboard".
+func ServeHTTP(what, addr string, h http.Handler, logger *slog.Logger) (*Server, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: listen on %s: %w", what, addr, err)
+	}
+	s := &Server{lis: lis, http: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
 		done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		if err := s.http.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("metrics server stopped", "error", err)
+			logger.Error(what+" server stopped", "error", err)
 		}
 	}()
 	return s, nil
