@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/distributed/dashboard"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
@@ -106,8 +107,16 @@ type Config struct {
 	// (host:port, port 0 for a free one); empty: not served (Metrics
 	// still returns them).
 	MetricsListen string
-	// DashboardAddress is reported by Info; the server serves no dashboard
-	// itself.
+	// DashboardListen is where to serve the dashboard: a live web page of
+	// the workers, their memory, the progress of each kind of task, the
+	// task stream and the scheduler's log, with its JSON under /api
+	// (host:port, port 0 for a free one); empty: not served. Like
+	// /metrics, it is plain HTTP, and read-only.
+	DashboardListen string
+	// DashboardAddress is the dashboard's address as Info reports it:
+	// by default where DashboardListen serves it. Set it when people reach
+	// the dashboard another way, such as through a proxy (host:port, or a
+	// URL).
 	DashboardAddress string
 }
 
@@ -125,6 +134,10 @@ type Server struct {
 	peers   *conns.Pool
 	subs    []*diagnostics.Subscription
 	metrics *serverMetrics
+	started time.Time
+
+	dash     *dashboard.Recorder // the task stream and progress, when the dashboard is served
+	dashHTTP *metrics.Server
 
 	mu        sync.Mutex
 	state     *scheduler.State
@@ -224,6 +237,7 @@ func New(cfg Config) (*Server, error) {
 	rand.Read(idb[:])
 	s := &Server{
 		cfg:      cfg,
+		started:  time.Now(),
 		logger:   logger.With("scheduler", lis.Addr().String()),
 		ring:     ring,
 		peers:    conns.New(cfg.DialOptions...),
@@ -260,6 +274,13 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.metrics.http = ms
 	}
+	if cfg.DashboardListen != "" {
+		if err := s.serveDashboard(); err != nil {
+			s.metrics.close()
+			lis.Close()
+			return nil, fmt.Errorf("scheduler: %w", err)
+		}
+	}
 	s.startPlugins()
 	s.wg.Add(2)
 	go func() {
@@ -269,7 +290,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}()
 	go s.watchHeartbeats()
-	s.logger.Info("scheduler started", "id", s.id, "metrics", s.MetricsAddress())
+	s.logger.Info("scheduler started", "id", s.id, "metrics", s.MetricsAddress(), "dashboard", s.DashboardAddress())
 	return s, nil
 }
 
@@ -357,6 +378,7 @@ func (s *Server) Close(ctx context.Context) error {
 		break
 	}
 	close(s.stop)
+	s.closeDashboard()
 	s.grpc.Stop()
 	s.wg.Wait()
 	for _, sub := range s.subs {
