@@ -80,6 +80,10 @@ type LocalClusterOptions struct {
 	// every worker, each on a free loopback port (see Info's
 	// MetricsAddress and WorkerInfo.Metrics).
 	Metrics bool
+	// NoDashboard turns the scheduler's dashboard off. By default the
+	// scheduler serves it on a free loopback port, or on
+	// Scheduler.DashboardListen when set; DashboardURL and Info say where.
+	NoDashboard bool
 }
 
 // LocalCluster is a scheduler and workers on this machine, on loopback.
@@ -135,6 +139,12 @@ func NewLocalCluster(ctx context.Context, opts LocalClusterOptions) (*LocalClust
 	}
 	if opts.Metrics && scfg.MetricsListen == "" {
 		scfg.MetricsListen = "127.0.0.1:0"
+	}
+	switch {
+	case opts.NoDashboard:
+		scfg.DashboardListen = ""
+	case scfg.DashboardListen == "":
+		scfg.DashboardListen = "127.0.0.1:0"
 	}
 	base := opts.LocalDir
 	if base == "" {
@@ -268,6 +278,10 @@ func (lc *LocalCluster) waitWorkers(ctx context.Context, n int) error {
 
 // Address returns the scheduler's address.
 func (lc *LocalCluster) Address() string { return lc.sched.Address() }
+
+// DashboardURL returns the address of the scheduler's dashboard, such as
+// "http://127.0.0.1:40123/status", or "" when it is not served.
+func (lc *LocalCluster) DashboardURL() string { return dashboardURL(lc.sched.DashboardAddress()) }
 
 // Scheduler returns the scheduler server: its Events, Story and Dump.
 func (lc *LocalCluster) Scheduler() *server.Server { return lc.sched }

@@ -3,6 +3,7 @@ package distributed
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 
@@ -15,7 +16,7 @@ type Info struct {
 	Connection       string // how the client reaches the scheduler, such as "tcp://127.0.0.1:8786"
 	Scheduler        string // the scheduler's address
 	SchedulerID      string
-	DashboardAddress string // empty when the scheduler serves no dashboard
+	DashboardAddress string // host:port (or URL) of the scheduler's dashboard; empty when it serves none. See DashboardURL
 	MetricsAddress   string // host:port of the scheduler's Prometheus /metrics; empty when not served
 	Workers          []WorkerInfo
 	Threads          int   // of all workers
@@ -49,6 +50,7 @@ func (c *Client) Info(ctx context.Context) (*Info, error) {
 	}
 	info := infoFromWire(ci)
 	info.Client, info.Connection = c.id, "tcp://"+c.addr
+	info.DashboardAddress = reachable(info.DashboardAddress, c.addr)
 	c.mu.Lock()
 	c.info = info
 	c.mu.Unlock()
@@ -95,7 +97,7 @@ func (i *Info) String() string {
 	fmt.Fprintf(&b, "Client %s\n", i.Client)
 	fmt.Fprintf(&b, "  connection:  %s\n", i.Connection)
 	fmt.Fprintf(&b, "  scheduler:   %s (%s)\n", i.Scheduler, i.SchedulerID)
-	dash := i.DashboardAddress
+	dash := i.DashboardURL()
 	if dash == "" {
 		dash = "none"
 	}
@@ -132,6 +134,42 @@ func (i *Info) String() string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// DashboardURL returns the address of the scheduler's status page, such
+// as "http://127.0.0.1:8787/status", or "" when the scheduler serves no
+// dashboard.
+func (i *Info) DashboardURL() string { return dashboardURL(i.DashboardAddress) }
+
+func dashboardURL(addr string) string {
+	switch {
+	case addr == "":
+		return ""
+	case strings.Contains(addr, "://"):
+		return addr
+	}
+	return "http://" + addr + "/status"
+}
+
+// reachable returns addr with the host the client reached the scheduler
+// at when addr's host is unspecified (":8787", "0.0.0.0:8787", "[::]:8787"):
+// a dashboard served on every interface is served on that one too.
+func reachable(addr, scheduler string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return addr
+	}
+	shost, _, err := net.SplitHostPort(scheduler)
+	if err != nil || shost == "" {
+		return addr
+	}
+	if ip := net.ParseIP(shost); ip != nil && ip.IsUnspecified() {
+		return addr
+	}
+	return net.JoinHostPort(shost, port)
 }
 
 // formatBytes writes a byte count in binary units; 0 is "no limit".

@@ -1,0 +1,175 @@
+package distributed_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-data/shoal/distributed"
+	"github.com/shoal-data/shoal/distributed/dashboard"
+	"github.com/shoal-data/shoal/graph"
+)
+
+// getDashboard reads path from the dashboard at base (http://host:port).
+func getDashboard(t *testing.T, base, path string) []byte {
+	t.Helper()
+	resp, err := http.Get(base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s: %s", path, resp.Status, b)
+	}
+	return b
+}
+
+// TestDashboard runs computations on a local cluster and reads them back
+// from the scheduler's dashboard: its workers, task counts, progress, task
+// stream and page.
+func TestDashboard(t *testing.T) {
+	lc, c := newCluster(t, distributed.LocalClusterOptions{Workers: 2, ThreadsPerWorker: 2, InProcess: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	info, err := c.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := lc.DashboardURL()
+	if url == "" || info.DashboardURL() != url || !strings.Contains(info.String(), "dashboard:   "+url) {
+		t.Fatalf("LocalCluster.DashboardURL %q, Info.DashboardURL %q; Info:\n%s", url, info.DashboardURL(), info)
+	}
+	base := strings.TrimSuffix(url, "/status")
+
+	var parts []any
+	for i := range 20 {
+		parts = append(parts, double.Call(i))
+	}
+	if _, err := graph.Compute[int](ctx, c, sum.Call(graph.List(parts...))); err != nil {
+		t.Fatal(err)
+	}
+
+	// The dashboard learns of the runs from the scheduler's events, a
+	// moment after they happen.
+	var st dashboard.Status
+	var doubles dashboard.Progress
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		st = dashboard.Status{}
+		if err := json.Unmarshal(getDashboard(t, base, "/api/status"), &st); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range st.Progress {
+			if strings.Contains(p.Prefix, "double") {
+				doubles = p
+			}
+		}
+		if doubles.Done == 20 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if doubles.Total != 20 || doubles.Done != 20 || doubles.Erred != 0 || doubles.Processing != 0 {
+		t.Errorf("progress of the doubles: %+v; all: %+v", doubles, st.Progress)
+	}
+	if len(st.Workers) != 2 {
+		t.Fatalf("workers: %+v", st.Workers)
+	}
+	for i, w := range st.Workers {
+		if w.Address != info.Workers[i].Address || w.Threads != 2 || w.State != "running" || w.LastSeen.IsZero() {
+			t.Errorf("worker %d: %+v; Info has %+v", i, w, info.Workers[i])
+		}
+	}
+	if st.Scheduler.Address != lc.Address() || st.Scheduler.Clients != 1 {
+		t.Errorf("scheduler: %+v", st.Scheduler)
+	}
+	for state, n := range st.Tasks {
+		if n < 0 || (state != "memory" && state != "released" && n != 0) {
+			t.Errorf("tasks by state: %v, want none waiting or running", st.Tasks)
+		}
+	}
+
+	var ts dashboard.TaskStream
+	if err := json.Unmarshal(getDashboard(t, base, "/api/tasks?since=0"), &ts); err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]int{}
+	for _, r := range ts.Tasks {
+		ran[r.Worker]++
+		if r.State != "memory" || r.Stop.Before(r.Start) || r.Start.IsZero() {
+			t.Errorf("run %+v", r)
+		}
+	}
+	if n := ran[st.Workers[0].Address] + ran[st.Workers[1].Address]; n != len(ts.Tasks) || n < 21 ||
+		ts.Next != uint64(n) {
+		t.Errorf("task stream of %d runs (next %d), by worker %v; want the 20 doubles and their sum", len(ts.Tasks),
+			ts.Next, ran)
+	}
+
+	// A failure shows as erred in the progress and the task stream.
+	if _, err := graph.Compute[int](ctx, c, fail.Call(1)); err == nil {
+		t.Fatal("the failing task did not fail")
+	}
+	var erred []dashboard.TaskRun
+	for deadline := time.Now().Add(10 * time.Second); len(erred) == 0 && time.Now().Before(deadline); {
+		since := ts.Next
+		ts = dashboard.TaskStream{}
+		if err := json.Unmarshal(getDashboard(t, base, fmt.Sprintf("/api/tasks?since=%d", since)), &ts); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range ts.Tasks {
+			if r.State == "erred" {
+				erred = append(erred, r)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(erred) != 1 || !strings.Contains(erred[0].Error, "failing on 1") {
+		t.Errorf("erred runs: %+v", erred)
+	}
+	st = dashboard.Status{}
+	if err := json.Unmarshal(getDashboard(t, base, "/api/status"), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Progress) != 1 || st.Progress[0].Erred != 1 || st.Progress[0].Total != 1 {
+		t.Errorf("progress after the failure: %+v, want only the failed task's prefix", st.Progress)
+	}
+
+	page := string(getDashboard(t, base, "/"))
+	for _, want := range []string{"<title>Shoal dashboard</title>", `id="workers"`, `id="task-stream"`,
+		`id="progress"`, `src="static/status.js"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page has no %s", want)
+		}
+	}
+	getDashboard(t, base, "/static/status.js")
+
+	// With a browser at hand, the page as drawn lists the workers.
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		browser, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		dom, err := exec.CommandContext(ctx, browser, "--headless", "--disable-gpu", "--no-sandbox",
+			"--virtual-time-budget=3000", "--dump-dom", url).Output()
+		if err != nil {
+			t.Fatalf("%s --dump-dom: %v", browser, err)
+		}
+		for _, w := range st.Workers {
+			if !strings.Contains(string(dom), w.Address) {
+				t.Errorf("the page drawn by %s does not list worker %s", name, w.Address)
+			}
+		}
+		return
+	}
+	t.Log("no chromium: the page is not drawn by a browser here (the dashboard package draws it with node)")
+}
