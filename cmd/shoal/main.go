@@ -1,7 +1,7 @@
 // Command shoal runs the processes of a Shoal cluster: a scheduler, and
 // workers that connect to it.
 //
-//	shoal scheduler [--addr HOST:PORT]
+//	shoal scheduler [--addr HOST:PORT] [--dashboard-address HOST:PORT] [--metrics-listen HOST:PORT]
 //	shoal worker SCHEDULER_ADDR [--threads N] [--memory-limit 4GiB] [--local-dir DIR]
 //	             [--name NAME] [--resources GPU=1,...] [--listen HOST:PORT] [--nanny]
 //	             [--pause 0.8] [--terminate 0.95] [--metrics-listen HOST:PORT]
@@ -176,7 +176,7 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8786", "`address` to listen on (host:port; \":8786\" for every interface)")
 	saturation := fs.Float64("saturation", 0, "tasks sent to a worker per thread before the rest wait in the scheduler (default 4)")
 	heartbeat := fs.Duration("heartbeat-timeout", 10*time.Second, "remove a worker silent for this long")
-	dashboard := fs.String("dashboard-address", "", "dashboard `address` to report to clients (none is served yet)")
+	dashboard := fs.String("dashboard-address", "127.0.0.1:8787", "`address` to serve the dashboard on, a live web page of the cluster (host:port; \":8787\" for every interface; empty: none)")
 	metricsListen := fs.String("metrics-listen", "", "`address` to serve Prometheus metrics on, at /metrics (host:port; empty: none)")
 	var sf securityFlags
 	sf.register(fs)
@@ -206,12 +206,16 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	s, err := server.New(server.Config{Listen: *addr, Logger: logger, Saturation: *saturation,
-		HeartbeatTimeout: *heartbeat, DashboardAddress: *dashboard, MetricsListen: *metricsListen,
+		HeartbeatTimeout: *heartbeat, DashboardListen: *dashboard, MetricsListen: *metricsListen,
 		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure})
 	if err != nil {
 		return err
 	}
-	logger.Info("scheduler listening", "address", s.Address(), "metrics", s.MetricsAddress())
+	var dash string
+	if a := s.DashboardAddress(); a != "" {
+		dash = "http://" + a + "/status"
+	}
+	logger.Info("scheduler listening", "address", s.Address(), "dashboard", dash, "metrics", s.MetricsAddress())
 	<-ctx.Done()
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
