@@ -13,13 +13,13 @@ import (
 // most bytes of t's inputs, then the least loaded, then the first to join.
 // It returns nil when no allowed worker has a free slot.
 func (s *State) decideWorker(t *task) *worker {
-	if w := t.prefer; w != nil && w.canTake() && s.allowed(t, w) && hasResources(t, w) {
+	if w := t.prefer; w != nil && s.canTake(w, t) && s.allowed(t, w) && hasResources(t, w) {
 		return w
 	}
 	var best *worker
 	var bestBytes int64 = -1
 	for _, w := range s.wlist {
-		if !w.canTake() || !s.allowed(t, w) || !hasResources(t, w) {
+		if !s.canTake(w, t) || !s.allowed(t, w) || !hasResources(t, w) {
 			continue
 		}
 		var b int64
@@ -35,8 +35,24 @@ func (s *State) decideWorker(t *task) *worker {
 	return best
 }
 
-func (w *worker) canTake() bool {
-	return w.state == WorkerRunning && w.processing < w.slots
+// canTake reports whether w has a free slot for t: one of its Saturation
+// slots, or, for a task of a prefix known to be short, one of the slots
+// that Config.Backlog allows.
+func (s *State) canTake(w *worker, t *task) bool {
+	if w.state != WorkerRunning {
+		return false
+	}
+	if w.processing < w.slots {
+		return true
+	}
+	if w.processing >= w.maxSlots {
+		return false
+	}
+	d := s.durations[t.key.Prefix()]
+	if d <= 0 {
+		return false
+	}
+	return float64(w.processing) < float64(w.info.Threads)*s.cfg.Backlog.Seconds()/d
 }
 
 func (w *worker) load() float64 {

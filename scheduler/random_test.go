@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/shoal-data/shoal/graph"
 )
@@ -71,7 +72,10 @@ func TestRandomScenarios(t *testing.T) {
 			if steal {
 				sat = 1 + 3*(sat-1) // more tasks wait on workers: more to steal
 			}
-			m := newSim(t, Config{Saturation: sat, AllowedFailures: 2 + r.IntN(2), Steal: steal})
+			// Some runs let short tasks fill a backlog beyond saturation.
+			backlog := time.Duration(r.IntN(3)) * time.Millisecond
+			m := newSim(t, Config{Saturation: sat, AllowedFailures: 2 + r.IntN(2), Steal: steal, Backlog: backlog, MaxSaturation: 8})
+			m.duration = time.Duration(r.IntN(400)) * time.Microsecond
 			m.giveUp = steal && seed%4 == 1
 			defer func() {
 				for _, in := range m.log {

@@ -26,6 +26,8 @@ type sim struct {
 	ids     map[graph.Key]int32      // from Run, passed back as executors do
 	asked   map[string][][]graph.Key // per client: the Keys of each submission
 	noCheck bool
+	// duration is the compute time finished tasks report.
+	duration time.Duration
 	// giveUp makes workers give up the tasks stolen from them (CancelRun
 	// with Steal) that they have not started: they are reported cancelled
 	// by the next finish. Otherwise they run them.
@@ -174,7 +176,7 @@ func (m *sim) finish() bool {
 		return false
 	}
 	m.hold(w, k)
-	m.handle(&TaskFinished{Key: k, ID: m.ids[k], Worker: w, Size: 100})
+	m.handle(&TaskFinished{Key: k, ID: m.ids[k], Worker: w, Size: 100, Duration: m.duration})
 	return true
 }
 

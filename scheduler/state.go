@@ -48,6 +48,16 @@ type Config struct {
 	// StealBandwidth is the bytes per second moving inputs between workers
 	// is reckoned at (default 100e6).
 	StealBandwidth float64
+	// Backlog lets a worker take more tasks than Saturation allows when
+	// they are short: a task whose prefix has taken d seconds on average
+	// so far may be sent while the worker has fewer than Threads*Backlog/d
+	// tasks (at most MaxSaturation per thread). Where each message costs
+	// a round trip, this keeps workers busy through it; tasks of unknown
+	// or long duration keep the Saturation limit. Default 0: off.
+	Backlog time.Duration
+	// MaxSaturation bounds the tasks per thread that Backlog allows
+	// (default 64).
+	MaxSaturation float64
 }
 
 func (c Config) withDefaults() Config {
@@ -65,6 +75,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Order == nil {
 		c.Order = graph.Order
+	}
+	if c.MaxSaturation <= 0 {
+		c.MaxSaturation = 64
 	}
 	if c.StealBandwidth <= 0 {
 		c.StealBandwidth = 100e6
@@ -180,6 +193,7 @@ type worker struct {
 	index      int      // order of arrival, for deterministic ties
 	state      WorkerState
 	slots      int
+	maxSlots   int // slots for short tasks (Config.Backlog)
 	processing int
 	nbytes     int64
 	used       map[string]float64 // resources taken by running tasks
@@ -251,7 +265,7 @@ type State struct {
 	now      time.Time
 	nowNanos int64
 
-	durations map[string]float64 // mean compute seconds by task prefix (Config.Steal)
+	durations map[string]float64 // mean compute seconds by task prefix (Config.Steal, Config.Backlog)
 	counts    [numTaskStates]int
 
 	// deferStart queues ready tasks instead of starting them, so that a
@@ -545,7 +559,7 @@ func (s *State) handleFinished(e *TaskFinished) {
 		return
 	}
 	s.endSteal(t)
-	if e.Duration > 0 && s.cfg.Steal {
+	if e.Duration > 0 && (s.cfg.Steal || s.cfg.Backlog > 0) {
 		p := t.key.Prefix()
 		d := e.Duration.Seconds()
 		if old, ok := s.durations[p]; ok {
@@ -622,7 +636,11 @@ func (s *State) handleWorkerAdded(e *WorkerAdded) {
 	if slots < 1 {
 		slots = 1
 	}
-	w := &worker{info: info, names: []string{info.Name}, index: s.nworkers, slots: slots,
+	maxSlots := slots
+	if s.cfg.Backlog > 0 {
+		maxSlots = max(slots, int(math.Ceil(float64(info.Threads)*s.cfg.MaxSaturation)))
+	}
+	w := &worker{info: info, names: []string{info.Name}, index: s.nworkers, slots: slots, maxSlots: maxSlots,
 		used: map[string]float64{}, procs: map[*task]struct{}{}}
 	s.nworkers++
 	s.workers[info.Name] = w

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoal-data/shoal/graph"
 )
@@ -119,6 +120,56 @@ func TestSaturationFactor(t *testing.T) {
 		if n := countRuns(m.submit("c", gb(t, specs...), keys...)); n != tc.want {
 			t.Errorf("threads %d saturation %g: %d started, want %d", tc.threads, tc.sat, n, tc.want)
 		}
+	}
+}
+
+// TestBacklog: short tasks fill a worker beyond its saturation, as many as
+// take Config.Backlog by their prefix's mean duration, capped by
+// MaxSaturation; tasks of unknown duration keep to the saturation limit.
+func TestBacklog(t *testing.T) {
+	tests := []struct {
+		name     string
+		backlog  time.Duration
+		duration time.Duration
+		threads  int
+		want     int // tasks running after the first one finished
+	}{
+		{"off", 0, time.Millisecond, 1, 1},
+		{"10 per thread", 10 * time.Millisecond, time.Millisecond, 1, 10},
+		{"two threads", 10 * time.Millisecond, time.Millisecond, 2, 20},
+		{"long tasks", 10 * time.Millisecond, 50 * time.Millisecond, 1, 1},
+		{"capped", 10 * time.Millisecond, time.Microsecond, 2, 2 * 16},
+		{"unknown duration", 10 * time.Millisecond, 0, 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newSim(t, Config{Saturation: 1, Backlog: tc.backlog, MaxSaturation: 16})
+			m.duration = tc.duration
+			m.addWorker("w", tc.threads, nil)
+			var specs []string
+			var keys []graph.Key
+			for i := range 100 {
+				k := string(graph.NewKey("r", "", i))
+				specs = append(specs, k)
+				keys = append(keys, graph.Key(k))
+			}
+			m.submit("c", gb(t, specs...), keys...)
+			m.finish()
+			if got := len(m.running["w"]); got != tc.want {
+				t.Errorf("%d tasks on the worker, want %d", got, tc.want)
+			}
+			// Another prefix, never run yet, waits for a saturation slot.
+			m.submit("c", gb(t, "s-0"), "s-0")
+			for _, k := range m.running["w"] {
+				if k == "s-0" && tc.want > tc.threads {
+					t.Errorf("a task of unknown duration went to a worker beyond its saturation")
+				}
+			}
+			m.runAll()
+			if len(m.results["c"]) != 101 {
+				t.Errorf("%d results, want 101", len(m.results["c"]))
+			}
+		})
 	}
 }
 

@@ -172,8 +172,8 @@ func (s *State) Validate() error {
 		if processing[w] != w.processing {
 			bad("worker %s: %d tasks running, counted %d", w.info.Name, processing[w], w.processing)
 		}
-		if w.processing > w.slots {
-			bad("worker %s: %d tasks running in %d slots", w.info.Name, w.processing, w.slots)
+		if w.processing > max(w.slots, w.maxSlots) {
+			bad("worker %s: %d tasks running in %d slots", w.info.Name, w.processing, max(w.slots, w.maxSlots))
 		}
 		if nbytes[w] != w.nbytes {
 			bad("worker %s: holds %d bytes, counted %d", w.info.Name, nbytes[w], w.nbytes)
