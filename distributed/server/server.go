@@ -33,6 +33,7 @@ import (
 	"github.com/shoal-data/shoal/distributed/dashboard"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
+	"github.com/shoal-data/shoal/distributed/internal/pace"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/wire"
@@ -52,6 +53,12 @@ type Config struct {
 	// at hand when one ends, instead of waiting a round trip for them;
 	// lower keeps placement more flexible for long tasks).
 	Saturation float64
+	// Backlog lets a worker hold more than Saturation tasks per thread
+	// when they are short: as many as take about this long by the mean
+	// duration of their prefix so far (at most 64 per thread), so that
+	// it stays busy while its reports and new tasks cross the network.
+	// Default 5ms; negative: off.
+	Backlog time.Duration
 	// NoStealing turns work stealing off: by default, tasks waiting on a
 	// busy worker move to a worker with an idle thread when computing them
 	// takes longer than moving their inputs (scheduler.Config.Steal).
@@ -80,6 +87,11 @@ type Config struct {
 	// BatchSize bounds the instructions sent in one message (default
 	// 20,000).
 	BatchSize int
+	// BatchInterval is the shortest time between two messages to a worker
+	// or client while there is a lot to say: what is decided meanwhile
+	// goes in one message. A message after a quiet spell goes at once.
+	// Default 1ms; negative: no wait.
+	BatchInterval time.Duration
 	// LogSize is the number of task transitions kept (default 100,000).
 	LogSize int
 	// WorkerLogs is how many log records are kept per worker, and kept
@@ -205,6 +217,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 20_000
 	}
+	if cfg.BatchInterval == 0 {
+		cfg.BatchInterval = pace.DefaultInterval
+	}
+	if cfg.Backlog == 0 {
+		cfg.Backlog = 5 * time.Millisecond
+	}
 	if cfg.WorkerLogs <= 0 {
 		cfg.WorkerLogs = logring.DefaultSize
 	}
@@ -255,7 +273,7 @@ func New(cfg Config) (*Server, error) {
 		comps:    map[string]*computation{},
 		changed:  make(chan struct{}),
 		state: scheduler.New(scheduler.Config{Saturation: cfg.Saturation, AllowedFailures: cfg.AllowedFailures,
-			LogSize: cfg.LogSize, Steal: !cfg.NoStealing}),
+			LogSize: cfg.LogSize, Steal: !cfg.NoStealing, Backlog: max(cfg.Backlog, 0)}),
 	}
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxSendMsgSize(cfg.MaxMessageBytes)}
 	if cfg.Credentials != nil {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/distributed/internal/pace"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
@@ -215,11 +216,16 @@ func (s *Server) checkWorker(reg *wire.RegisterWorker) ([]string, string) {
 
 // sendWorker sends a worker's queued instructions in batches.
 func (s *Server) sendWorker(ctx context.Context, wc *workerConn, stream wire.Scheduler_WorkerStreamServer) error {
+	pacer := pace.New(s.cfg.BatchInterval)
+	defer pacer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-wc.box.notify:
+		}
+		if err := pacer.Wait(ctx); err != nil {
+			return err
 		}
 		for {
 			s.mu.Lock()
@@ -240,6 +246,7 @@ func (s *Server) sendWorker(ctx context.Context, wc *workerConn, stream wire.Sch
 			if err := stream.Send(&wire.WorkerDown{Msg: &wire.WorkerDown_Batch{Batch: b}}); err != nil {
 				return err
 			}
+			pacer.Sent()
 			if !more {
 				break
 			}
@@ -456,11 +463,16 @@ func (s *Server) endComputation(c *computation, reason error) {
 
 // sendClient sends a client's queued reports in batches.
 func (s *Server) sendClient(ctx context.Context, cc *clientConn, stream wire.Scheduler_ClientStreamServer) error {
+	pacer := pace.New(s.cfg.BatchInterval)
+	defer pacer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-cc.box.notify:
+		}
+		if err := pacer.Wait(ctx); err != nil {
+			return err
 		}
 		s.mu.Lock()
 		b := &wire.ClientReports{Results: cc.results, Errors: cc.errors, Events: cc.events}
@@ -472,6 +484,7 @@ func (s *Server) sendClient(ctx context.Context, cc *clientConn, stream wire.Sch
 		if err := stream.Send(&wire.ClientDown{Msg: &wire.ClientDown_Batch{Batch: b}}); err != nil {
 			return err
 		}
+		pacer.Sent()
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/flightdata"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
+	"github.com/shoal-data/shoal/distributed/internal/pace"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
 	"github.com/shoal-data/shoal/distributed/security"
@@ -100,6 +101,11 @@ type Config struct {
 	// HeartbeatInterval is how often the worker reports its memory when it
 	// has nothing else to say (default 1s).
 	HeartbeatInterval time.Duration
+	// BatchInterval is the shortest time between two reports to the
+	// scheduler while tasks finish in quick succession: what finishes
+	// meanwhile goes in one message. A report after a quiet spell goes at
+	// once. Default 1ms; negative: no wait.
+	BatchInterval time.Duration
 	// MetricsListen is where to serve Prometheus metrics on /metrics
 	// (host:port, port 0 for a free one); empty: not served.
 	MetricsListen string
@@ -187,6 +193,9 @@ func New(cfg Config) (*Worker, error) {
 	}
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = time.Second
+	}
+	if cfg.BatchInterval == 0 {
+		cfg.BatchInterval = pace.DefaultInterval
 	}
 	if cfg.DeathTimeout <= 0 {
 		cfg.DeathTimeout = 60 * time.Second
@@ -488,12 +497,17 @@ func (w *Worker) session(ctx context.Context, client wire.SchedulerClient) (conn
 func (w *Worker) sendLoop(ctx context.Context, stream wire.Scheduler_WorkerStreamClient) error {
 	tick := time.NewTicker(w.cfg.HeartbeatInterval)
 	defer tick.Stop()
+	pacer := pace.New(w.cfg.BatchInterval)
+	defer pacer.Stop()
 	for {
 		heartbeat := false
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-w.notify:
+			if err := pacer.Wait(ctx); err != nil {
+				return err
+			}
 		case <-tick.C:
 			heartbeat = true
 		}
@@ -513,6 +527,7 @@ func (w *Worker) sendLoop(ctx context.Context, stream wire.Scheduler_WorkerStrea
 		if err := stream.Send(&wire.WorkerUp{Msg: &wire.WorkerUp_Batch{Batch: b}}); err != nil {
 			return err
 		}
+		pacer.Sent()
 	}
 }
 
