@@ -402,4 +402,67 @@ func BenchmarkMatMul4000(b *testing.B) {
 	b.ReportMetric(gon1CPU/k, "gonum1-cpu-s")
 }
 
+// BenchmarkMatMulTransposed multiplies xᵀ·x and x·x for a 1000×1000
+// array in 250×250 chunks held in memory: the same work, but xᵀ's blocks
+// reach Gemm transposed. The ratio shows what reading a transposed operand
+// costs (before Gemm took transposed blocks as they are, every block of xᵀ
+// was copied into the transposed order first).
+//
+//	go test -run XXX -bench MatMulTransposed -benchtime 5x ./array/
+func BenchmarkMatMulTransposed(b *testing.B) {
+	const n, c = 1000, 250
+	exec := local.New()
+	defer exec.Close()
+	p, err := Uniform(8, []int{n, n}, 0, 1, Chunks(c, c)).Persist(context.Background(), exec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Release()
+	var plain, trans, plainCPU, transCPU float64
+	var got, want float64
+	for range b.N {
+		plain += seconds(cpuOf(&plainCPU, func() { want = scalar(b, exec, MatMul(p, p).Sum()) }))
+		trans += seconds(cpuOf(&transCPU, func() { got = scalar(b, exec, MatMul(p.T(), p).Sum()) }))
+	}
+	if got <= 0 || want <= 0 {
+		b.Fatalf("sums %v and %v", got, want)
+	}
+	k := float64(b.N)
+	b.ReportMetric(trans/k, "s")
+	b.ReportMetric(plain/k, "xx-s")
+	b.ReportMetric(trans/plain, "vs-xx")
+	b.ReportMetric(transCPU/k, "cpu-s")
+	b.ReportMetric(plainCPU/k, "xx-cpu-s")
+}
+
+// BenchmarkGemmLayouts times the product of two 250×250 blocks (one
+// tensordot task) as Gemm gets them: both row-major (NN), the first or
+// the second transposed in its buffer (TN, NT), or both (TT, where the
+// task copies the smaller one first, as gonum's kernel for two
+// transposed operands takes about twice as long).
+//
+//	go test -run XXX -bench GemmLayouts -cpu 1 ./array/
+func BenchmarkGemmLayouts(b *testing.B) {
+	const n = 250
+	x, y := newDense(Float64, []int{n, n}), newDense(Float64, []int{n, n})
+	for i := range n * n {
+		x.data.([]float64)[i] = float64(i%7) + 0.5
+		y.data.([]float64)[i] = float64(i%5) + 0.25
+	}
+	p := linalgParams{Kind: "tdot", AxesA: []int{1}, AxesB: []int{0}, OutT: Float64}
+	for _, tt := range []struct {
+		name string
+		a, b *Dense
+	}{{"NN", x, y}, {"TN", x.T(), y}, {"NT", x, y.T()}, {"TT", x.T(), y.T()}} {
+		b.Run(tt.name, func(b *testing.B) {
+			for range b.N {
+				if _, err := tdotBlocks(context.Background(), []*Dense{tt.a, tt.b}, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(2*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
 var _ = fmt.Sprint

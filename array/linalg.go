@@ -27,6 +27,8 @@ type linalgParams struct {
 	Kind  string `json:"kind"`
 	AxesA []int  `json:"axes_a,omitempty"` // tdot: contracted axes of the a blocks
 	AxesB []int  `json:"axes_b,omitempty"`
+	FreeA []int  `json:"free_a,omitempty"` // tdot: the a blocks' other axes, in the result's order (ascending if not given)
+	FreeB []int  `json:"free_b,omitempty"`
 	OutT  DType  `json:"out,omitempty"`
 	Row   int    `json:"row,omitempty"` // qr-apply: first row of the factor to use
 	Rows  int    `json:"rows,omitempty"`
@@ -47,7 +49,10 @@ func (o *tdotOp) prefix() string { return "tensordot" }
 // tensordot: the result's axes are a's other axes, then b's. Each result
 // chunk sums the products of the matching chunks, at most SplitEvery pairs
 // per task (gonum's Gemm for floats), then in a tree. b is rechunked along
-// the contracted axes to match a. Options: SplitEvery.
+// the contracted axes to match a. An operand that transposes another array
+// (x.T(), x.Transpose(...)) is not copied into the transposed order: its
+// chunks go to Gemm as they lie, with Gemm's transpose flag, when their
+// axes allow. Options: SplitEvery.
 func TensorDot(a, b Array, axesA, axesB []int, opts ...Option) Array {
 	return tensorDot("TensorDot", a, b, axesA, axesB, opts)
 }
@@ -101,7 +106,7 @@ func tensorDot(fn string, a, b Array, axesA, axesB []int, opts []Option) Array {
 		}
 		want[cb[i]] = a.n.chunks[ca[i]]
 	}
-	b = rechunkTo(b, want)
+	b = rechunkThroughTranspose(b, want)
 	if err := b.Err(); err != nil {
 		return b
 	}
@@ -131,7 +136,26 @@ func (o *tdotOp) lower(l *lowerer, n *node) ([]graph.Key, error) {
 	for i, ax := range o.axesA {
 		cgrid[i] = len(a.chunks[ax])
 	}
-	params := linalgParams{Kind: "tdot", AxesA: o.axesA, AxesB: o.axesB, OutT: n.dtype}
+	// An operand that transposes another array (x.T(), x.Transpose(...))
+	// is read as that array: its blocks go to Gemm as they are, through
+	// the transpose flag (see tdotBlocks), instead of tasks first copying
+	// them into the transposed order.
+	srcA, permA := transposed(a)
+	srcB, permB := transposed(b)
+	params := linalgParams{Kind: "tdot", AxesA: composeAxes(o.axesA, permA), AxesB: composeAxes(o.axesB, permB), OutT: n.dtype}
+	if fa := composeAxes(o.freeA, permA); !slices.IsSorted(fa) {
+		params.FreeA = fa
+	}
+	if fb := composeAxes(o.freeB, permB); !slices.IsSorted(fb) {
+		params.FreeB = fb
+	}
+	blockOf := func(src *node, perm, idx []int) (graph.Key, error) {
+		si := make([]int, len(idx))
+		for ax, i := range idx {
+			si[perm[ax]] = i
+		}
+		return l.blockKey(src, si)
+	}
 	for i := range keys {
 		idx := blockIndex(grid, i)
 		ia, ib := make([]int, len(a.chunks)), make([]int, len(b.chunks))
@@ -152,10 +176,10 @@ func (o *tdotOp) lower(l *lowerer, n *node) ([]graph.Key, error) {
 				ib[o.axesB[k]] = j[k]
 			}
 			var ka, kb graph.Key
-			if ka, err = l.blockKey(a, ia); err != nil {
+			if ka, err = blockOf(srcA, permA, ia); err != nil {
 				return
 			}
-			if kb, err = l.blockKey(b, ib); err != nil {
+			if kb, err = blockOf(srcB, permB, ib); err != nil {
 				return
 			}
 			pairs = append(pairs, [2]graph.Key{ka, kb})
@@ -193,6 +217,43 @@ func flatPairs(p [][2]graph.Key) []graph.Key {
 		out = append(out, x[0], x[1])
 	}
 	return out
+}
+
+// rechunkThroughTranspose rechunks a to chunks; when a transposes another
+// array, it rechunks that one and transposes the result, so that the
+// product reads its blocks as they are (see tdotOp.lower).
+func rechunkThroughTranspose(a Array, chunks [][]int) Array {
+	if err := a.Err(); err != nil || equalChunks(a.n.chunks, chunks) {
+		return a
+	}
+	src, perm := transposed(a.n)
+	if src == a.n {
+		return rechunkTo(a, chunks)
+	}
+	want := make([][]int, len(chunks))
+	for ax, p := range perm {
+		want[p] = chunks[ax]
+	}
+	return rechunkTo(Array{n: src}, want).Transpose(perm...)
+}
+
+// transposed returns the array that n permutes the axes of (through
+// Transpose or T, possibly several times), and for each axis of n that
+// array's axis; n itself and the identity when n is not such a view.
+func transposed(n *node) (*node, []int) {
+	perm := identityAxes(len(n.chunks))
+	for {
+		m, ok := n.op.(*mapOp)
+		if !ok || len(m.expr) != 1 || m.expr[0].Op != "leaf" || len(n.inputs) != 1 || len(m.views) != 1 {
+			return n, perm
+		}
+		in, v := n.inputs[0], m.views[0]
+		if in.dtype != n.dtype || checkPerm(v, len(in.chunks)) != nil {
+			return n, perm
+		}
+		perm = composeAxes(perm, v)
+		n = in
+	}
 }
 
 // treeWith merges keys with op and params, split at a time, into final.
@@ -317,7 +378,12 @@ func runLinalg(ctx context.Context, in graph.OpInput) (any, error) {
 	return nil, fmt.Errorf("unknown linalg kernel %q", p.Kind)
 }
 
-// tdotBlocks sums tensordot(a_k, b_k) over the pairs of blocks.
+// tdotBlocks sums tensordot(a_k, b_k) over the pairs of blocks. Each pair
+// goes to Gemm as the matrices a_k (m×k) and b_k (k×n) lie in their
+// buffers: a block whose contracted axes come first (as the blocks of a
+// transposed array do, see tdotOp.lower) is read through Gemm's transpose
+// flag rather than copied into the other order; only blocks whose axes
+// cannot be seen as one matrix either way are copied.
 func tdotBlocks(ctx context.Context, blocks []*Dense, p linalgParams) (*Dense, error) {
 	if len(blocks)%2 != 0 || len(blocks) == 0 {
 		return nil, fmt.Errorf("tensordot takes pairs of blocks, got %d", len(blocks))
@@ -331,11 +397,20 @@ func tdotBlocks(ctx context.Context, blocks []*Dense, p linalgParams) (*Dense, e
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		a, b := blocks[k], blocks[k+1]
-		ma, mb, m, kk, nn, shape, err := tdotOperands(a, b, p.AxesA, p.AxesB)
+		ma, mb, shape, err := tdotOperands(blocks[k].astype(p.OutT), blocks[k+1].astype(p.OutT), p)
 		if err != nil {
 			return nil, err
 		}
+		if ma.trans == blas.Trans && mb.trans == blas.Trans {
+			// Gemm with both flags takes about twice as long as with one
+			// (BenchmarkGemmLayouts): copy the smaller operand.
+			if ma.rows*ma.cols <= mb.rows*mb.cols {
+				ma = ma.untransposed()
+			} else {
+				mb = mb.untransposed()
+			}
+		}
+		m, kk, nn := ma.rows, ma.cols, mb.cols
 		if out == nil {
 			outShape = shape
 			out = newDense(p.OutT, []int{m, nn})
@@ -347,30 +422,17 @@ func tdotBlocks(ctx context.Context, blocks []*Dense, p linalgParams) (*Dense, e
 		}
 		switch c := out.data.(type) {
 		case []float64:
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1,
-				blas64.General{Rows: m, Cols: kk, Stride: kk, Data: ma.astype(Float64).data.([]float64)},
-				blas64.General{Rows: kk, Cols: nn, Stride: nn, Data: mb.astype(Float64).data.([]float64)},
+			blas64.Gemm(ma.trans, mb.trans, 1,
+				blas64.General{Rows: ma.storedRows(), Cols: ma.storedCols(), Stride: ma.ld, Data: ma.data.([]float64)},
+				blas64.General{Rows: mb.storedRows(), Cols: mb.storedCols(), Stride: mb.ld, Data: mb.data.([]float64)},
 				1, blas64.General{Rows: m, Cols: nn, Stride: nn, Data: c})
 		case []float32:
-			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
-				blas32.General{Rows: m, Cols: kk, Stride: kk, Data: ma.astype(Float32).data.([]float32)},
-				blas32.General{Rows: kk, Cols: nn, Stride: nn, Data: mb.astype(Float32).data.([]float32)},
+			blas32.Gemm(ma.trans, mb.trans, 1,
+				blas32.General{Rows: ma.storedRows(), Cols: ma.storedCols(), Stride: ma.ld, Data: ma.data.([]float32)},
+				blas32.General{Rows: mb.storedRows(), Cols: mb.storedCols(), Stride: mb.ld, Data: mb.data.([]float32)},
 				1, blas32.General{Rows: m, Cols: nn, Stride: nn, Data: c})
 		case []int64:
-			x, y := ma.astype(Int64).data.([]int64), mb.astype(Int64).data.([]int64)
-			for i := range m {
-				row := c[i*nn : (i+1)*nn]
-				for q := range kk {
-					v := x[i*kk+q]
-					if v == 0 {
-						continue
-					}
-					yr := y[q*nn : (q+1)*nn]
-					for j := range row {
-						row[j] += v * yr[j]
-					}
-				}
-			}
+			mulInt(ma, mb, c)
 		default:
 			return nil, fmt.Errorf("tensordot of %s blocks", out.dtype)
 		}
@@ -378,47 +440,199 @@ func tdotBlocks(ctx context.Context, blocks []*Dense, p linalgParams) (*Dense, e
 	return out.reshaped(outShape), nil
 }
 
-// tdotOperands arranges a as an m×k matrix (free axes, then contracted)
-// and b as k×n (contracted, then free), contiguous.
-func tdotOperands(a, b *Dense, axesA, axesB []int) (ma, mb *Dense, m, k, n int, shape []int, err error) {
-	if len(axesA) != len(axesB) {
-		return nil, nil, 0, 0, 0, nil, fmt.Errorf("tensordot: %d axes of a, %d of b", len(axesA), len(axesB))
+// matOperand is a block seen as a rows×cols matrix where it lies in its
+// buffer, as BLAS takes matrices: element (i, j) is data[i*ld+j], or
+// data[j*ld+i] when trans is blas.Trans (the buffer holds the cols×rows
+// transpose, row-major).
+type matOperand struct {
+	data       any // the buffer from the block's first element on
+	rows, cols int
+	ld         int
+	trans      blas.Transpose
+}
+
+// storedRows and storedCols are the dimensions of the matrix the buffer
+// holds.
+func (o matOperand) storedRows() int {
+	if o.trans == blas.Trans {
+		return o.cols
 	}
-	for i := range axesA {
-		if axesA[i] >= len(a.shape) || axesB[i] >= len(b.shape) || a.shape[axesA[i]] != b.shape[axesB[i]] {
-			return nil, nil, 0, 0, 0, nil, fmt.Errorf("tensordot: blocks of shape %v and %v do not align on axes %v and %v", a.shape, b.shape, axesA, axesB)
+	return o.rows
+}
+
+func (o matOperand) storedCols() int {
+	if o.trans == blas.Trans {
+		return o.rows
+	}
+	return o.cols
+}
+
+// at is the buffer position of element (i, j).
+func (o matOperand) at(i, j int) int {
+	if o.trans == blas.Trans {
+		return j*o.ld + i
+	}
+	return i*o.ld + j
+}
+
+// untransposed returns the matrix copied row-major.
+func (o matOperand) untransposed() matOperand {
+	if o.trans != blas.Trans {
+		return o
+	}
+	var data any
+	switch x := o.data.(type) {
+	case []float64:
+		d := make([]float64, o.rows*o.cols)
+		transposeInto(d, x, o.rows, o.cols, o.ld, 0)
+		data = d
+	case []float32:
+		d := make([]float32, o.rows*o.cols)
+		transposeInto(d, x, o.rows, o.cols, o.ld, 0)
+		data = d
+	case []int64:
+		d := make([]int64, o.rows*o.cols)
+		transposeInto(d, x, o.rows, o.cols, o.ld, 0)
+		data = d
+	default:
+		return o
+	}
+	return matOperand{data: data, rows: o.rows, cols: o.cols, ld: max(o.cols, 1), trans: blas.NoTrans}
+}
+
+// asMatrix returns d as the matrix whose rows run over rowAxes and whose
+// columns run over colAxes (row-major in the order given): in place when
+// the axes of each group collapse into one and one of the groups is
+// contiguous, a copy otherwise.
+func asMatrix(d *Dense, rowAxes, colAxes []int) matOperand {
+	rows, cols := 1, 1
+	for _, ax := range rowAxes {
+		rows *= d.shape[ax]
+	}
+	for _, ax := range colAxes {
+		cols *= d.shape[ax]
+	}
+	data := subslice(d.data, d.offset, sliceLen(d.data))
+	if rows == 0 || cols == 0 {
+		return matOperand{data: data, rows: rows, cols: cols, ld: max(cols, 1), trans: blas.NoTrans}
+	}
+	rs, rok := collapsedStride(d, rowAxes)
+	cs, cok := collapsedStride(d, colAxes)
+	if rok && cok {
+		// A stride of -1 is that of a group of one element: any will do.
+		switch {
+		case (cs == 1 || cs == -1) && (rs == -1 || rs >= cols):
+			if rs == -1 {
+				rs = cols
+			}
+			return matOperand{data: data, rows: rows, cols: cols, ld: rs, trans: blas.NoTrans}
+		case (rs == 1 || rs == -1) && (cs == -1 || cs >= rows):
+			if cs == -1 {
+				cs = rows
+			}
+			return matOperand{data: data, rows: rows, cols: cols, ld: cs, trans: blas.Trans}
 		}
 	}
-	var pa, pb []int
-	m, k, n = 1, 1, 1
-	for ax := range a.shape {
-		if !slices.Contains(axesA, ax) {
-			pa = append(pa, ax)
-			shape = append(shape, a.shape[ax])
-			m *= a.shape[ax]
+	v, _ := d.Transpose(append(slices.Clone(rowAxes), colAxes...)...)
+	return matOperand{data: v.contig().data, rows: rows, cols: cols, ld: cols, trans: blas.NoTrans}
+}
+
+// collapsedStride returns the stride of the axes of d taken as one axis
+// (row-major in the order given), if they collapse into one: -1 when they
+// hold one element.
+func collapsedStride(d *Dense, axes []int) (int, bool) {
+	stride, span := -1, 1
+	for i := len(axes) - 1; i >= 0; i-- {
+		ax := axes[i]
+		n, s := d.shape[ax], d.strides[ax]
+		if n == 1 {
+			continue
+		}
+		switch {
+		case s <= 0:
+			return 0, false
+		case stride == -1:
+			stride = s
+		case s != stride*span:
+			return 0, false
+		}
+		span *= n
+	}
+	return stride, true
+}
+
+// mulInt adds the product of the int64 matrices a and b to c (row-major,
+// a.rows×b.cols).
+func mulInt(a, b matOperand, c []int64) {
+	x, y := a.data.([]int64), b.data.([]int64)
+	nn := b.cols
+	for i := range a.rows {
+		row := c[i*nn : (i+1)*nn]
+		for q := range a.cols {
+			v := x[a.at(i, q)]
+			if v == 0 {
+				continue
+			}
+			if b.trans == blas.NoTrans {
+				yr := y[q*b.ld : q*b.ld+nn]
+				for j := range row {
+					row[j] += v * yr[j]
+				}
+			} else {
+				for j := range row {
+					row[j] += v * y[j*b.ld+q]
+				}
+			}
 		}
 	}
-	for _, ax := range axesA {
-		pa = append(pa, ax)
-		k *= a.shape[ax]
+}
+
+// tdotOperands returns a as the m×k matrix of its free axes (in the order
+// p.FreeA, ascending if not given) by its contracted axes p.AxesA, b as
+// the k×n matrix of its contracted axes p.AxesB by its free axes, and the
+// shape of their product.
+func tdotOperands(a, b *Dense, p linalgParams) (ma, mb matOperand, shape []int, err error) {
+	if len(p.AxesA) != len(p.AxesB) {
+		return ma, mb, nil, fmt.Errorf("tensordot: %d axes of a, %d of b", len(p.AxesA), len(p.AxesB))
 	}
-	pb = append(pb, axesB...)
-	for ax := range b.shape {
-		if !slices.Contains(axesB, ax) {
-			pb = append(pb, ax)
-			shape = append(shape, b.shape[ax])
-			n *= b.shape[ax]
-		}
-	}
-	ta, err := a.Transpose(pa...)
+	fa, err := freeAxes(a, p.AxesA, p.FreeA)
 	if err != nil {
-		return
+		return ma, mb, nil, err
 	}
-	tb, err := b.Transpose(pb...)
+	fb, err := freeAxes(b, p.AxesB, p.FreeB)
 	if err != nil {
-		return
+		return ma, mb, nil, err
 	}
-	return ta.contig(), tb.contig(), m, k, n, shape, nil
+	for i := range p.AxesA {
+		if a.shape[p.AxesA[i]] != b.shape[p.AxesB[i]] {
+			return ma, mb, nil, fmt.Errorf("tensordot: blocks of shape %v and %v do not align on axes %v and %v", a.shape, b.shape, p.AxesA, p.AxesB)
+		}
+	}
+	for _, ax := range fa {
+		shape = append(shape, a.shape[ax])
+	}
+	for _, ax := range fb {
+		shape = append(shape, b.shape[ax])
+	}
+	return asMatrix(a, fa, p.AxesA), asMatrix(b, p.AxesB, fb), shape, nil
+}
+
+// freeAxes returns the axes of d that are not contracted: free if given,
+// else the others in ascending order. With the contracted ones they must
+// be all of d's axes, each once.
+func freeAxes(d *Dense, contracted, free []int) ([]int, error) {
+	if len(free) == 0 {
+		free = nil
+		for ax := range d.shape {
+			if !slices.Contains(contracted, ax) {
+				free = append(free, ax)
+			}
+		}
+	}
+	if err := checkPerm(append(slices.Clone(free), contracted...), len(d.shape)); err != nil {
+		return nil, fmt.Errorf("tensordot: free axes %v and contracted axes %v of a block of shape %v: %v", free, contracted, d.shape, unwrapArrayErr(err))
+	}
+	return free, nil
 }
 
 func addBlocks(blocks []*Dense) (*Dense, error) {

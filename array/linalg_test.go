@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -352,4 +353,170 @@ func TestLstsqWide(t *testing.T) {
 	// Rows that repeat: rank-deficient.
 	x, _ := Lstsq(FromSlice([]float64{1, 2, 3, 1, 2, 3}, []int{2, 3}), Ones([]int{2}))
 	mustErr(t, computeErr(t, x), "rank-deficient")
+}
+
+// Products whose operands transpose other arrays read those arrays' blocks
+// as they are (no task copies them into the transposed order) and give
+// the products of the transposed matrices.
+func TestMatMulTransposedOperands(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for trial := range 12 {
+		m, k, n := 1+rng.IntN(9), 1+rng.IntN(9), 1+rng.IntN(9)
+		xt := newRef([]int{k, m}, randFloats(rng, k*m)) // x = xt.T(): m×k
+		y := newRef([]int{k, n}, randFloats(rng, k*n))
+		yt := newRef([]int{n, k}, randFloats(rng, n*k))
+		a3 := newRef([]int{k, 2, m}, randFloats(rng, k*2*m))
+		dt := []DType{Float64, Float32, Int64}[trial%3]
+		arr := func(r ref) Array { return r.array(rng).Astype(dt) }
+		x, yy, ytt := arr(xt), arr(y), arr(yt)
+		z := FromSlice(randFloats(rng, m*3), []int{m, 3}).Astype(dt)
+		tests := []struct {
+			name string
+			got  Array
+			a, b Array // the product is a·b, as matrices
+		}{
+			{"xᵀ·y", MatMul(x.T(), yy, SplitEvery(2+rng.IntN(3))), x.T(), yy},
+			{"x·yᵀ", MatMul(yy.T(), ytt.T()), yy.T(), ytt.T()},
+			{"xᵀ·yᵀ", MatMul(x.T(), ytt.T().T().T()), x.T(), ytt.T()},
+			{"xᵀ·x", MatMul(x.T(), x), x.T(), x},
+			{"twice transposed", MatMul(x.T().T(), z), x, z},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				a, b := compute(t, tt.a), compute(t, tt.b)
+				am, err := a.Mat()
+				if err != nil {
+					t.Fatal(err)
+				}
+				bm, err := b.Mat()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want mat.Dense
+				want.Mul(am, bm)
+				got := compute(t, tt.got)
+				if got.DType() != dt {
+					t.Fatalf("dtype %v, want %v", got.DType(), dt)
+				}
+				tol := 1e-12
+				if dt == Float32 {
+					tol = 1e-5
+				}
+				assertMat(t, got, &want, tol)
+				noTransposeTasks(t, tt.got)
+			})
+		}
+		// An n-d operand whose contracted axis lies between its free ones
+		// is not one matrix either way: the product's task copies it.
+		a3a, b23 := arr(a3), FromSlice(randFloats(rng, 6), []int{2, 3}).Astype(dt)
+		got := TensorDot(a3a.Transpose(1, 0, 2), b23, []int{0}, []int{0})
+		a3d, bd := compute(t, a3a), compute(t, b23)
+		var want []float64
+		for p := range k {
+			for i := range m {
+				for j := range 3 {
+					s := 0.0
+					for q := range 2 {
+						av, _ := a3d.At(p, q, i)
+						bv, _ := bd.At(q, j)
+						s += av * bv
+					}
+					want = append(want, s)
+				}
+			}
+		}
+		tol := 1e-12
+		if dt == Float32 {
+			tol = 1e-5
+		}
+		assertClose(t, compute(t, got), []int{k, m, 3}, want, tol)
+		noTransposeTasks(t, got)
+	}
+}
+
+func noTransposeTasks(t *testing.T, a Array) {
+	t.Helper()
+	g, _, err := a.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range g.Keys() {
+		if k.Prefix() == "transpose" {
+			t.Fatalf("task %s copies an operand into the transposed order", k)
+		}
+	}
+}
+
+// asMatrix sees blocks as matrices where they lie when it can, through
+// the transpose flag when the contracted axes come first.
+func TestAsMatrixInPlace(t *testing.T) {
+	v := make([]float64, 60)
+	for i := range v {
+		v[i] = float64(i)
+	}
+	d3, _ := NewDense(v, 3, 4, 5)
+	d2, _ := NewDense(v[:12], 3, 4)
+	sub := &Dense{dtype: Float64, shape: []int{2, 3}, strides: []int{5, 1}, offset: 6, data: v} // rows 1-2, cols 1-3 of a 4×5
+	tests := []struct {
+		name       string
+		d          *Dense
+		rows, cols []int
+		inPlace    bool
+		trans      bool
+	}{
+		{"matrix", d2, []int{0}, []int{1}, true, false},
+		{"transposed matrix", d2, []int{1}, []int{0}, true, true},
+		{"3-d, last axis contracted", d3, []int{0, 1}, []int{2}, true, false},
+		{"3-d, first axes contracted", d3, []int{2}, []int{0, 1}, true, true},
+		{"3-d, first axis contracted", d3, []int{1, 2}, []int{0}, true, true},
+		{"3-d, middle axis contracted", d3, []int{0, 2}, []int{1}, false, false},
+		{"3-d, axes in another order", d3, []int{1, 0}, []int{2}, false, false},
+		{"view with a row stride", sub, []int{0}, []int{1}, true, false},
+		{"view with a row stride, transposed", sub, []int{1}, []int{0}, true, true},
+		{"vector", d2.T(), []int{0}, []int{}, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := asMatrix(tt.d, tt.rows, tt.cols)
+			data := m.data.([]float64)
+			inPlace := &data[0] == &v[tt.d.offset]
+			if inPlace != tt.inPlace || (m.trans == blas.Trans) != tt.trans {
+				t.Fatalf("in place %v, trans %v; want %v, %v", inPlace, m.trans == blas.Trans, tt.inPlace, tt.trans)
+			}
+			rs := make([]int, len(tt.rows))
+			for i, ax := range tt.rows {
+				rs[i] = tt.d.shape[ax]
+			}
+			cs := make([]int, len(tt.cols))
+			for i, ax := range tt.cols {
+				cs[i] = tt.d.shape[ax]
+			}
+			if m.rows != product(rs) || m.cols != product(cs) {
+				t.Fatalf("%d×%d matrix, want %d×%d", m.rows, m.cols, product(rs), product(cs))
+			}
+			u := m.untransposed()
+			if u.trans != blas.NoTrans || (m.trans == blas.Trans && u.ld != m.cols) {
+				t.Fatalf("row-major copy with trans %v, ld %d", u.trans, u.ld)
+			}
+			idx := make([]int, len(tt.d.shape))
+			for i := range m.rows {
+				for j := range m.cols {
+					ri, ci := blockIndex(rs, i), blockIndex(cs, j)
+					for k, ax := range tt.rows {
+						idx[ax] = ri[k]
+					}
+					for k, ax := range tt.cols {
+						idx[ax] = ci[k]
+					}
+					want, _ := tt.d.At(idx...)
+					if got := data[m.at(i, j)]; got != want {
+						t.Fatalf("element (%d, %d) is %v, want %v (index %v)", i, j, got, want, idx)
+					}
+					if got := u.data.([]float64)[u.at(i, j)]; got != want {
+						t.Fatalf("element (%d, %d) of the row-major copy is %v, want %v", i, j, got, want)
+					}
+				}
+			}
+		})
+	}
 }
