@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -62,9 +63,33 @@ type collectParams struct {
 	Opts   shuffle.Options `json:"opts"`
 }
 
-// storageFor is where an op's shuffles keep their shards.
+// storageFor is where an op's shuffles keep their shards: its local
+// directory; on a worker of a cluster, shards written by other workers are
+// read from them.
 func storageFor(env *graph.Env) shuffle.Storage {
-	return shuffle.LocalStorage(env.LocalDir)
+	st := shuffle.LocalStorage(env.LocalDir)
+	if env.Peers == nil || env.Worker == "" {
+		return st
+	}
+	return peerStorage{Storage: st, self: env.Worker, peers: env.Peers}
+}
+
+// peerStorage is the shuffle storage of a worker of a cluster.
+type peerStorage struct {
+	shuffle.Storage
+	self  string
+	peers graph.PeerFiles
+}
+
+func (s peerStorage) Self() string { return s.self }
+
+// OpenPeer reads a file another worker wrote: from the directory, when
+// the workers share it (a cluster on one machine), else from that worker.
+func (s peerStorage) OpenPeer(ctx context.Context, worker, name string, offset, length int64) (io.ReadCloser, error) {
+	if _, err := os.Stat(s.Path(name)); err == nil {
+		return s.Open(ctx, name, offset, length)
+	}
+	return s.peers.OpenPeer(ctx, worker, name, offset, length)
 }
 
 // splitSink writes the record as the shards of one shuffle input.
@@ -204,8 +229,12 @@ func localDirOf(exec graph.Executor) string {
 }
 
 // cleanupShuffles removes the files of the shuffles of a computation
-// that has ended.
+// that has ended: in the executor's local directory, and in its workers'
+// when it has workers that keep their own.
 func cleanupShuffles(exec graph.Executor, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
 	var errs []error
 	st := shuffle.LocalStorage(localDirOf(exec))
 	for _, id := range ids {
@@ -213,5 +242,20 @@ func cleanupShuffles(exec graph.Executor, ids []string) error {
 			errs = append(errs, err)
 		}
 	}
+	if w, ok := exec.(workerFiles); ok {
+		dirs := make([]string, len(ids))
+		for i, id := range ids {
+			dirs[i] = shuffle.Dir(id)
+		}
+		if err := w.RemoveWorkerFiles(context.Background(), dirs); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// workerFiles is an executor whose workers keep files in their own
+// directories.
+type workerFiles interface {
+	RemoveWorkerFiles(ctx context.Context, dirs []string) error
 }

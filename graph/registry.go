@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"reflect"
@@ -47,6 +48,19 @@ type Env struct {
 	Logger   *slog.Logger // logger with the worker's attributes; never nil when an op runs
 	Worker   string       // name or address of the worker (or local slot)
 	LocalDir string       // scratch directory the op may write to
+	// Peers reads files that tasks on other workers of a cluster wrote in
+	// their LocalDir; nil where there are no other workers.
+	Peers PeerFiles
+}
+
+// PeerFiles reads byte ranges of files in the scratch directories of the
+// other workers of a cluster (shuffle shards: only names under a directory
+// whose name starts with "shuffle-" are served).
+type PeerFiles interface {
+	// OpenPeer reads length bytes from offset of the file name (slash
+	// separated, relative to that worker's LocalDir) of worker (its
+	// Env.Worker). Close the reader when done.
+	OpenPeer(ctx context.Context, worker, name string, offset, length int64) (io.ReadCloser, error)
 }
 
 // Registry maps op names to ops and Go types to value codecs. Every process

@@ -65,7 +65,13 @@ func (s *flightServer) DoPut(stream flight.FlightService_DoPutServer) error {
 }
 
 func (s *flightServer) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
-	if a.GetType() != flightdata.ActionGet {
+	switch a.GetType() {
+	case flightdata.ActionGet:
+	case flightdata.ActionReadFile:
+		return s.w.serveFile(a, stream)
+	case flightdata.ActionRemoveDirs:
+		return flightdata.ServeRemoveDirs(a, stream, s.w.env.LocalDir)
+	default:
 		return status.Errorf(codes.Unimplemented, "worker %s: unknown action %q", s.w.addr, a.GetType())
 	}
 	return flightdata.ServeGetMany(a, stream, s.w.cfg.Registry, func(k string) (any, bool, error) {

@@ -27,8 +27,8 @@ import (
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/flightdata"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
-	"github.com/shoal-data/shoal/distributed/internal/pace"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
+	"github.com/shoal-data/shoal/distributed/internal/pace"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/wire"
@@ -237,7 +237,7 @@ func New(cfg Config) (*Worker, error) {
 	if scratch == "" {
 		scratch = dir
 	}
-	w.env = &graph.Env{Registry: cfg.Registry, Logger: w.logger, Worker: addr, LocalDir: scratch}
+	w.env = &graph.Env{Registry: cfg.Registry, Logger: w.logger, Worker: addr, LocalDir: scratch, Peers: peerFiles{w}}
 	var limit int64
 	if cfg.MemoryLimit > 0 {
 		limit = int64(float64(cfg.MemoryLimit) * cfg.TargetFraction)

@@ -18,9 +18,10 @@ import (
 
 // shardRef is one segment to read, with where it comes from.
 type shardRef struct {
-	input int
-	file  string
-	seg   Segment
+	input  int
+	file   string
+	seg    Segment
+	worker string // Manifest.Worker
 }
 
 // shardsOf lists the segments of output in manifests, in their order.
@@ -52,7 +53,7 @@ func shardsOf(id string, output int, manifests []*Manifest) ([]shardRef, Layout,
 			if seg.File < 0 || seg.File >= len(man.Files) {
 				return nil, 0, fmt.Errorf("shuffle %s: collect of output partition %d: manifest of input %d names file %d of %d", id, output, man.Input, seg.File, len(man.Files))
 			}
-			refs = append(refs, shardRef{input: man.Input, file: man.Files[seg.File], seg: seg})
+			refs = append(refs, shardRef{input: man.Input, file: man.Files[seg.File], seg: seg, worker: man.Worker})
 		}
 	}
 	return refs, layout, nil
@@ -61,11 +62,22 @@ func shardsOf(id string, output int, manifests []*Manifest) ([]shardRef, Layout,
 // readShard calls fn with each batch of a segment (fn takes ownership),
 // and checks it holds the rows its manifest says.
 func readShard(ctx context.Context, st Storage, id string, output int, ref shardRef, schema *arrow.Schema, mem memory.Allocator, fn func(arrow.RecordBatch) error) error {
+	remote := isRemote(st, ref)
 	where := func() string {
+		at := st.Path(ref.file)
+		if remote {
+			at = ref.file + " on worker " + ref.worker
+		}
 		return fmt.Sprintf("shuffle %s: collect of output partition %d: shard of input partition %d (%s, bytes %d to %d)",
-			id, output, ref.input, st.Path(ref.file), ref.seg.Offset, ref.seg.Offset+ref.seg.Length)
+			id, output, ref.input, at, ref.seg.Offset, ref.seg.Offset+ref.seg.Length)
 	}
-	rc, err := st.Open(ctx, ref.file, ref.seg.Offset, ref.seg.Length)
+	var rc io.ReadCloser
+	var err error
+	if remote {
+		rc, err = st.(PeerStorage).OpenPeer(ctx, ref.worker, ref.file, ref.seg.Offset, ref.seg.Length)
+	} else {
+		rc, err = st.Open(ctx, ref.file, ref.seg.Offset, ref.seg.Length)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", where(), err)
 	}
@@ -123,10 +135,19 @@ func sameColumns(a, b *arrow.Schema) bool {
 	return true
 }
 
+// isRemote reports whether ref's file is another worker's.
+func isRemote(st Storage, ref shardRef) bool {
+	ps, ok := st.(PeerStorage)
+	return ok && ref.worker != "" && ref.worker != ps.Self()
+}
+
 // freeShards discards or removes the shards of an output once collected.
 func freeShards(ctx context.Context, st Storage, layout Layout, refs []shardRef) error {
 	var errs []error
 	for _, r := range refs {
+		if isRemote(st, r) {
+			continue // removed with the shuffle's directory on its worker
+		}
 		var err error
 		if layout == FilePerShard {
 			err = st.Remove(ctx, r.file)

@@ -481,3 +481,89 @@ func TestConcurrentTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// peerStore is the storage of one of several workers with separate
+// directories: it reads the others' files through their own storages, as
+// a worker reads them from its peers over the network.
+type peerStore struct {
+	Storage
+	self   string
+	all    map[string]Storage
+	remote *int // reads from other workers
+}
+
+func (s peerStore) Self() string { return s.self }
+
+func (s peerStore) OpenPeer(ctx context.Context, worker, name string, offset, length int64) (io.ReadCloser, error) {
+	other, ok := s.all[worker]
+	if !ok {
+		return nil, fmt.Errorf("no worker %q", worker)
+	}
+	*s.remote++
+	return other.Open(ctx, name, offset, length)
+}
+
+// TestPeerStorage: inputs split on two workers with their own directories
+// are collected on either; each collect reads the other worker's shards
+// from it, frees only its own, and cleanup on each worker leaves nothing.
+func TestPeerStorage(t *testing.T) {
+	ctx := context.Background()
+	for _, layout := range []Layout{FilePerInput, FilePerShard} {
+		t.Run(fmt.Sprint(layout), func(t *testing.T) {
+			mem := checkedMem(t)
+			rng := rand.New(rand.NewPCG(3, 7))
+			inputs := makeInputs(rng, mem, 4, 2000, 300)
+			defer release(inputs...)
+			dirs := map[string]string{"a": t.TempDir(), "b": t.TempDir()}
+			all := map[string]Storage{}
+			remote := 0
+			stores := map[string]peerStore{}
+			for w, d := range dirs {
+				all[w] = LocalStorage(d)
+				stores[w] = peerStore{Storage: all[w], self: w, all: all, remote: &remote}
+			}
+			p := HashPartitioner("k", "s")
+			opts := Options{Mem: mem, Layout: layout}
+			const m = 3
+			mans := make([]*Manifest, len(inputs))
+			var want [m]int64
+			for i, in := range inputs {
+				w := []string{"a", "b"}[i%2]
+				man, err := Split(ctx, stores[w], "peer", i, in, p, m, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if man.Worker != w {
+					t.Fatalf("manifest of input %d names worker %q, want %q", i, man.Worker, w)
+				}
+				mans[i] = man
+				for j := range m {
+					want[j] += man.Outputs[j].Rows
+				}
+			}
+			for j := range m {
+				w := []string{"a", "b"}[j%2]
+				before := remote
+				out, err := Collect(ctx, stores[w], "peer", j, mans, testSchema, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out.NumRows() != want[j] {
+					t.Errorf("output %d: %d rows, want %d", j, out.NumRows(), want[j])
+				}
+				out.Release()
+				if remote == before {
+					t.Errorf("output %d collected on %s read nothing from the other worker", j, w)
+				}
+			}
+			for w, st := range all {
+				if err := Cleanup(ctx, st, "peer"); err != nil {
+					t.Fatal(err)
+				}
+				if f := files(t, dirs[w]); len(f) != 0 {
+					t.Errorf("worker %s: files left after cleanup: %v", w, f)
+				}
+			}
+		})
+	}
+}

@@ -21,11 +21,14 @@ import (
 type Manifest struct {
 	ShuffleID string
 	Input     int
-	Layout    Layout
-	Files     []string // storage names of the files written
-	Outputs   []Shard  // one per output partition
-	Rows      int64    // rows of the input
-	Bytes     int64    // bytes written, in all files
+	// Worker is the worker whose storage holds the files, when the
+	// storage is a PeerStorage; empty: any reader's storage has them.
+	Worker  string
+	Layout  Layout
+	Files   []string // storage names of the files written
+	Outputs []Shard  // one per output partition
+	Rows    int64    // rows of the input
+	Bytes   int64    // bytes written, in all files
 	// Flushes is how many times the split filled its memory budget (or
 	// reached its end) and wrote its buffered rows out.
 	Flushes int
@@ -129,6 +132,9 @@ func NewSplitter(st Storage, shuffleID string, input int, schema *arrow.Schema, 
 	s := &Splitter{st: st, id: shuffleID, input: input, schema: schema, p: p, m: m, opts: opts, mem: opts.mem(),
 		pending: make([][]arrow.RecordBatch, m),
 		man:     &Manifest{ShuffleID: shuffleID, Input: input, Layout: opts.Layout, Outputs: make([]Shard, m)}}
+	if ps, ok := st.(PeerStorage); ok {
+		s.man.Worker = ps.Self()
+	}
 	return s, nil
 }
 

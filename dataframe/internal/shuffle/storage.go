@@ -35,6 +35,18 @@ type Storage interface {
 	Path(name string) string
 }
 
+// PeerStorage is the storage of one worker of a cluster: the files it
+// writes stay with it, and a collect on another worker reads them from it
+// (Manifest.Worker says whose they are).
+type PeerStorage interface {
+	Storage
+	// Self names this worker, as Manifest.Worker records it.
+	Self() string
+	// OpenPeer reads length bytes from offset of the file name that
+	// worker wrote.
+	OpenPeer(ctx context.Context, worker, name string, offset, length int64) (io.ReadCloser, error)
+}
+
 // LocalStorage keeps shards as files under dir (os.TempDir() when dir is
 // ""), typically the executor's local directory (graph.Env.LocalDir).
 func LocalStorage(dir string) Storage {

@@ -1,0 +1,81 @@
+package distributed_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/shoal-data/shoal/dataframe/dftest"
+	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/distributed"
+	"github.com/shoal-data/shoal/distributed/worker"
+	"github.com/shoal-data/shoal/local"
+)
+
+// TestShuffleBetweenWorkerDirs runs the tutorial's shuffle on two workers
+// that do not share a directory (as on two machines): each reads the
+// other's shards from it over Flight. The answers must be those of the
+// in-process executor, and no shuffle file may be left on either worker.
+func TestShuffleBetweenWorkerDirs(t *testing.T) {
+	lc, c := newCluster(t, distributed.LocalClusterOptions{Workers: 1, InProcess: true})
+	// A second worker with a directory of its own.
+	w, err := worker.New(worker.Config{Scheduler: lc.Address(), Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(wctx) }()
+	defer func() {
+		stop()
+		<-ran
+		w.Close()
+	}()
+	eventually(t, "the second worker joined", func() bool {
+		info, err := c.Info(context.Background())
+		return err == nil && len(info.Workers) == 2
+	})
+
+	var mu sync.Mutex
+	splitsOn := map[string]int{}
+	sub := lc.Scheduler().Events().Subscribe(func(evs []diagnostics.Event) {
+		for _, e := range evs {
+			if e.Kind == diagnostics.TaskTransition && e.To == "memory" && strings.HasPrefix(string(e.Key), "shuffle-split") {
+				mu.Lock()
+				splitsOn[e.Worker]++
+				mu.Unlock()
+			}
+		}
+	})
+	defer sub.Close()
+
+	glob := writeTutorialCSV(t, t.TempDir(), 6, 2000)
+	exec := local.New()
+	defer exec.Close()
+	wantMean, wantMonthly, wantSorted := tutorial(t, exec, glob)
+	gotMean, gotMonthly, gotSorted := tutorial(t, c, glob)
+	if gotMean != wantMean {
+		t.Errorf("mean %v, want %v", gotMean, wantMean)
+	}
+	dftest.AssertEqual(t, gotMonthly, wantMonthly, dftest.IgnoreRowOrder())
+	dftest.AssertEqual(t, gotSorted, wantSorted)
+
+	mu.Lock()
+	if len(splitsOn) < 2 {
+		t.Errorf("shuffle splits ran on %v: want both workers, so that shards cross between them", splitsOn)
+	}
+	mu.Unlock()
+	left, err := filepath.Glob(filepath.Join(w.LocalDir(), "shuffle-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("shuffle files left in the second worker's directory: %v", left)
+	}
+	if _, err := os.Stat(w.LocalDir()); err != nil {
+		t.Errorf("the worker's directory: %v", err)
+	}
+}
