@@ -36,6 +36,13 @@ var Default = New(512 << 20)
 
 const minClass = 6 // 64 bytes
 
+// hugeClass is the size class from which fresh buffers are backed by huge
+// pages where the system offers them (see adviseHuge): partitions' column
+// buffers, several MiB each. Filling a fresh 4 KiB page costs a page fault;
+// with 2 MiB pages, reading a CSV file into new columns took a quarter
+// less CPU time in all (and 40% less in the reading itself).
+const hugeClass = 22 // 4 MiB
+
 func class(size int) int {
 	if size <= 1<<minClass {
 		return minClass
@@ -78,7 +85,11 @@ func (a *Allocator) allocate(size int) ([]byte, bool) {
 		a.mu.Unlock()
 	}
 	a.fresh.Add(1)
-	return make([]byte, size, 1<<c), false
+	b := make([]byte, size, 1<<c)
+	if c >= hugeClass {
+		adviseHuge(b[:cap(b)])
+	}
+	return b, false
 }
 
 func (a *Allocator) Reallocate(size int, b []byte) []byte {

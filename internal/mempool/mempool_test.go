@@ -10,7 +10,7 @@ import (
 
 func TestReuseAndZeroing(t *testing.T) {
 	a := New(1 << 20)
-	tests := []int{1, 63, 64, 65, 1000, 4096, 100_000}
+	tests := []int{1, 63, 64, 65, 1000, 4096, 100_000, 5 << 20} // the last one huge-page backed
 	for _, size := range tests {
 		b := a.Allocate(size)
 		if len(b) != size {
