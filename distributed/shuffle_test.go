@@ -7,7 +7,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/shoal-data/shoal/dataframe"
 	"github.com/shoal-data/shoal/dataframe/dftest"
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed"
@@ -77,5 +81,81 @@ func TestShuffleBetweenWorkerDirs(t *testing.T) {
 	}
 	if _, err := os.Stat(w.LocalDir()); err != nil {
 		t.Errorf("the worker's directory: %v", err)
+	}
+}
+
+// TestShuffleWorkerLeavesBetweenDirs: a worker that does not share its
+// directory leaves while a shuffle reads its shards. The shuffle must end
+// (no hang): with the right rows, or with an error that names the shuffle
+// and the worker whose shards are gone.
+func TestShuffleWorkerLeavesBetweenDirs(t *testing.T) {
+	lc, c := newCluster(t, distributed.LocalClusterOptions{Workers: 1, InProcess: true})
+	w, err := worker.New(worker.Config{Scheduler: lc.Address(), Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(wctx) }()
+	eventually(t, "the second worker joined", func() bool {
+		info, err := c.Info(context.Background())
+		return err == nil && len(info.Workers) == 2
+	})
+	var once sync.Once
+	left := make(chan struct{})
+	sub := lc.Scheduler().Events().Subscribe(func(evs []diagnostics.Event) {
+		for _, e := range evs {
+			if e.Kind == diagnostics.TaskTransition && e.To == "memory" && e.Worker == w.Address() &&
+				strings.HasPrefix(string(e.Key), "shuffle-split") {
+				once.Do(func() {
+					go func() {
+						stop()
+						<-ran
+						w.Close()
+						close(left)
+					}()
+				})
+			}
+		}
+	})
+	defer sub.Close()
+	defer func() {
+		once.Do(func() {
+			stop()
+			<-ran
+			w.Close()
+			close(left)
+		})
+		<-left
+	}()
+
+	glob := writeTutorialCSV(t, t.TempDir(), 6, 2000)
+	exec := local.New()
+	defer exec.Close()
+	_, _, want := tutorial(t, exec, glob)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	df, err := dataframe.ReadCSV(ctx, glob, dataframe.CSVOptions{ParseDates: map[string]string{"timestamp": ""}, BlockSize: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := func() (arrow.Table, error) {
+		idx, err := df.SetIndex(ctx, c, "timestamp")
+		if err != nil {
+			return nil, err
+		}
+		return idx.Select("timestamp", "station", "temperature").Compute(ctx, c)
+	}()
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("the shuffle did not end: %v", err)
+	case err != nil:
+		t.Logf("the shuffle failed, as it may: %v", err)
+		if !strings.Contains(err.Error(), "shuffle") || !strings.Contains(err.Error(), w.Address()) {
+			t.Errorf("error does not name the shuffle and the worker %s: %v", w.Address(), err)
+		}
+	default:
+		t.Logf("the shuffle finished without the worker")
+		dftest.AssertEqual(t, got, want)
 	}
 }
