@@ -387,6 +387,9 @@ func (p *parser) convert(buf []byte, base int64, nb int) error {
 		}
 		c.ensure(row0 + rows)
 		r := 0
+		if c.kind == kString && !c.hasNulls {
+			r = c.stringRun(buf, p.starts, p.ends, k, nsel, row0, rows, p.nulls.maxLen)
+		}
 		if !p.nullsNumeric && !c.hasNulls {
 			switch c.kind {
 			case kInt:
@@ -556,6 +559,39 @@ func intRun[T int32 | int64](out []T, buf []byte, starts, ends []uint32, k, nsel
 		out[r] = T(v)
 	}
 	return len(out)
+}
+
+// stringRun appends the plain strings of column k of the mini-batch (rows
+// from row0) until a field is escaped or might be a null marker (not
+// longer than nullMax and not quoted); it returns how many it appended.
+func (c *column) stringRun(buf []byte, starts, ends []uint32, k, nsel, row0, rows, nullMax int) int {
+	offs := c.offs.s[row0+1 : row0+rows+1]
+	data := c.data.s
+	n := c.dataLen
+	defer func() { c.dataLen = n }()
+	for r := range offs {
+		i := r*nsel + k
+		s, e := starts[i], ends[i]
+		f := buf[s : e&fPos]
+		if e&fEscaped != 0 || (len(f) <= nullMax && e&fQuoted == 0) {
+			return r
+		}
+		if n+len(f)+16 > len(data) {
+			c.data.grow(n + len(f) + 15)
+			data = c.data.s
+		}
+		if len(f) <= 16 && int(s)+16 <= len(buf) {
+			// Two 8-byte moves instead of a call to memmove; the bytes
+			// written past the string are overwritten by the next one.
+			binary.LittleEndian.PutUint64(data[n:], binary.LittleEndian.Uint64(buf[s:]))
+			binary.LittleEndian.PutUint64(data[n+8:], binary.LittleEndian.Uint64(buf[s+8:]))
+		} else {
+			copy(data[n:], f)
+		}
+		n += len(f)
+		offs[r] = int32(n)
+	}
+	return len(offs)
 }
 
 // floatRun is intRun for plain decimals (see parseFloatFast).
