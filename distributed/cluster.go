@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/server"
@@ -50,7 +52,9 @@ type LocalClusterOptions struct {
 	// graph.Default()). Worker processes use their own default registry:
 	// the same program's.
 	Registry *graph.Registry
-	// Env is added to the environment of worker processes.
+	// Env is added to the environment of worker processes. Variables
+	// set later with the Environ plugin are added by the nannies (see
+	// Nanny).
 	Env []string
 	// Executable is the program started as workers (default the current
 	// executable); it must call ServeIfWorker at the top of main.
@@ -61,10 +65,14 @@ type LocalClusterOptions struct {
 	// HeartbeatInterval of the workers (default 1s).
 	HeartbeatInterval time.Duration
 	// Nanny restarts a worker process that dies, or that the nanny kills
-	// for using more memory than TerminateFraction of MemoryLimit. Without
-	// it, a worker process that dies stays dead (its tasks move to the
-	// others). Every worker process is watched either way: the scheduler
-	// learns why one ended (exit code, signal, memory).
+	// for using more memory than TerminateFraction of MemoryLimit, and
+	// serves the nanny's control service on a free loopback port, through
+	// which the Environ plugin sets environment variables from the start
+	// of the worker process (restarting it). Without it, a worker process
+	// that dies stays dead (its tasks move to the others), and Environ
+	// sets the variables inside the running worker. Every worker process
+	// is watched either way: the scheduler learns why one ended (exit
+	// code, signal, memory).
 	Nanny bool
 	// PauseFraction of MemoryLimit above which a worker process starts no
 	// new tasks (default 0.8; in-process workers never pause);
@@ -208,8 +216,16 @@ func (lc *LocalCluster) startProcess(spec workerSpec, i int) error {
 		}
 	}
 	spec.Supervised = true
+	var listen string
+	var sopts []grpc.ServerOption
 	if lc.opts.Nanny {
-		spec.Nanny = fmt.Sprintf("local cluster nanny in pid %d", os.Getpid())
+		listen = "127.0.0.1:0" // the nanny tells the worker its address (NannyEnv)
+		if lc.opts.Security != nil {
+			var err error
+			if sopts, err = lc.opts.Security.ServerOptions(); err != nil {
+				return fmt.Errorf("local cluster: %w", err)
+			}
+		}
 	}
 	b, err := json.Marshal(spec)
 	if err != nil {
@@ -229,6 +245,8 @@ func (lc *LocalCluster) startProcess(spec workerSpec, i int) error {
 		OnExit: func(pid int, cause string, last []*wire.LogRecord) {
 			lc.sched.WorkerExited("", pid, cause, last)
 		},
+		Listen:        listen,
+		ServerOptions: sopts,
 	})
 	if err != nil {
 		return fmt.Errorf("local cluster: worker %d: %w", i, err)

@@ -1,28 +1,45 @@
 package distributed
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"net"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
+	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/wire"
 )
+
+// NannyEnv is the environment variable in which a nanny that serves its
+// control service (NannyConfig.Listen) tells the worker processes it
+// starts its address, which they register with the scheduler.
+const NannyEnv = "SHOAL_NANNY"
 
 // NannyConfig describes a nanny: the supervisor of one worker process.
 type NannyConfig struct {
 	// Command makes the command that starts the worker process; it is
 	// called for every start. The nanny sets its standard input (the
 	// worker must stop when it closes, as ServeIfWorker's workers do) and
-	// its standard error (passed to Output, or to Logger as JSON lines).
+	// its standard error (passed to Output, or to Logger as JSON lines),
+	// and adds to its environment the variables set with Environ, and
+	// NannyEnv.
 	Command func() *exec.Cmd
 	// Restart starts the worker again when it ends without being asked
 	// to (it died, or the nanny killed it for its memory).
@@ -41,34 +58,58 @@ type NannyConfig struct {
 	// OnExit is called each time the worker process ends unasked, with
 	// its pid, the cause (such as "exit code 3", "signal: killed",
 	// "killed by the nanny: process memory ... above the terminate
-	// threshold ...") and the last records it wrote to its standard error.
-	// A LocalCluster and `shoal worker --nanny` tell the scheduler with it.
+	// threshold ...") and the last records it wrote to its standard error;
+	// and when the nanny restarted it (Environ), with the reason. A
+	// LocalCluster and `shoal worker --nanny` tell the scheduler with it.
 	OnExit func(pid int, cause string, last []*wire.LogRecord)
+	// Listen is where the nanny serves its control service (wire.Nanny;
+	// host:port, port 0 for a free one), through which the scheduler sets
+	// the worker's environment variables (the Environ worker plugin); the
+	// worker process finds the address in NannyEnv. Empty: not served.
+	Listen string
+	// ServerOptions secure the control service (those of
+	// security.Config.ServerOptions: mutual TLS, token check).
+	ServerOptions []grpc.ServerOption
+	// Insecure allows serving the control service in plaintext beyond
+	// loopback: without it, a Listen address that is not loopback needs
+	// TLS in ServerOptions.
+	Insecure bool
+	// StopGrace is how long a worker process that the nanny restarts has
+	// to stop after its standard input closes, before it is killed
+	// (default 10s).
+	StopGrace time.Duration
 }
 
 // Nanny starts a worker process, restarts it when it dies, and kills it
-// when it uses more memory than its terminate threshold.
+// when it uses more memory than its terminate threshold. It keeps the
+// environment variables set with Environ for every start.
 type Nanny struct {
 	cfg    NannyConfig
 	logger *slog.Logger
+	lis    net.Listener
+	grpc   *grpc.Server
+	served chan struct{} // closed when the control service stops
 
 	mu       sync.Mutex
 	cur      *nannyProc
 	closing  bool
 	starts   int
-	restarts chan struct{} // closed and replaced at each start
-	stop     chan struct{} // closed by Close
-	done     chan struct{} // closed when supervision ends
-	err      error         // why it ended, when not closed
+	env      map[string]string // set by Environ, for every start
+	restarts chan struct{}     // closed and replaced at each start
+	stop     chan struct{}     // closed by Close
+	done     chan struct{}     // closed when supervision ends
+	err      error             // why it ended, when not closed
 }
 
 type nannyProc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	exited chan struct{}
-	state  *os.ProcessState
-	logs   *tailBuffer
-	killed string // why the nanny killed it
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	exited  chan struct{}
+	state   *os.ProcessState
+	logs    *tailBuffer
+	env     map[string]string // the variables of Environ it was started with
+	killed  string            // why the nanny killed it
+	restart string            // why the nanny stopped it to start it again (under Nanny.mu)
 }
 
 // StartNanny starts the worker process and supervises it until Close.
@@ -82,18 +123,67 @@ func StartNanny(cfg NannyConfig) (*Nanny, error) {
 	if cfg.MemoryInterval <= 0 {
 		cfg.MemoryInterval = 100 * time.Millisecond
 	}
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = 10 * time.Second
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = diagnostics.DiscardLogger()
 	}
 	n := &Nanny{cfg: cfg, logger: logger, restarts: make(chan struct{}), done: make(chan struct{}),
 		stop: make(chan struct{})}
+	if cfg.Listen != "" {
+		if err := n.serve(); err != nil {
+			return nil, err
+		}
+	}
 	p, err := n.start()
 	if err != nil {
+		n.stopServing()
 		return nil, err
 	}
 	go n.supervise(p)
 	return n, nil
+}
+
+// serve starts the control service.
+func (n *Nanny) serve() error {
+	if !n.cfg.Insecure && len(n.cfg.ServerOptions) == 0 && !security.IsLoopback(n.cfg.Listen) {
+		return fmt.Errorf("nanny: listen on %s: %w", n.cfg.Listen, security.ErrPlaintext)
+	}
+	lis, err := net.Listen("tcp", n.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("nanny: listen on %s: %w", n.cfg.Listen, err)
+	}
+	n.lis = lis
+	n.logger = n.logger.With("nanny", lis.Addr().String())
+	n.grpc = grpc.NewServer(n.cfg.ServerOptions...)
+	wire.RegisterNannyServer(n.grpc, &nannyService{n: n})
+	n.served = make(chan struct{})
+	go func() {
+		defer close(n.served)
+		if err := n.grpc.Serve(lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			n.logger.Error("nanny control service stopped", "error", err)
+		}
+	}()
+	return nil
+}
+
+func (n *Nanny) stopServing() {
+	if n.grpc == nil {
+		return
+	}
+	n.grpc.Stop()
+	<-n.served
+}
+
+// Address returns the host:port of the nanny's control service, or ""
+// when it serves none.
+func (n *Nanny) Address() string {
+	if n.lis == nil {
+		return ""
+	}
+	return n.lis.Addr().String()
 }
 
 // terminateAbove is the memory in bytes above which the worker is killed,
@@ -107,6 +197,20 @@ func (n *Nanny) terminateAbove() int64 {
 
 func (n *Nanny) start() (*nannyProc, error) {
 	cmd := n.cfg.Command()
+	n.mu.Lock()
+	vars := maps.Clone(n.env)
+	n.mu.Unlock()
+	if len(vars) > 0 || n.lis != nil {
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		for _, k := range slices.Sorted(maps.Keys(vars)) {
+			cmd.Env = append(cmd.Env, k+"="+vars[k])
+		}
+		if n.lis != nil {
+			cmd.Env = append(cmd.Env, NannyEnv+"="+n.Address())
+		}
+	}
 	setProcAttr(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -119,7 +223,7 @@ func (n *Nanny) start() (*nannyProc, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("nanny: start worker %s: %w", cmd.Path, err)
 	}
-	p := &nannyProc{cmd: cmd, stdin: stdin, exited: make(chan struct{}), logs: &tailBuffer{max: tailLines}}
+	p := &nannyProc{cmd: cmd, stdin: stdin, exited: make(chan struct{}), logs: &tailBuffer{max: tailLines}, env: vars}
 	var fwd sync.WaitGroup
 	fwd.Add(1)
 	go func() {
@@ -142,8 +246,101 @@ func (n *Nanny) start() (*nannyProc, error) {
 	}
 	n.mu.Unlock()
 	n.logger.Info("nanny started the worker process", "pid", cmd.Process.Pid, "memory_limit", n.cfg.MemoryLimit,
-		"terminate_threshold", n.terminateAbove())
+		"terminate_threshold", n.terminateAbove(), "environ", strings.Join(slices.Sorted(maps.Keys(vars)), ","))
 	return p, nil
+}
+
+// Environ sets environment variables in the environment the nanny starts
+// the worker process with, for this start and every later one: unless
+// the process running now was started with them, the nanny restarts it
+// (closing its standard input, killing it after StopGrace) and returns
+// once the new process has started. It returns the pid of the process
+// that has the variables, and whether the nanny restarted the worker.
+func (n *Nanny) Environ(ctx context.Context, vars map[string]string) (pid int, restarted bool, err error) {
+	if err := wire.CheckEnviron(vars); err != nil {
+		return 0, false, err
+	}
+	names := slices.Sorted(maps.Keys(vars))
+	select {
+	case <-n.done:
+		if err := n.Err(); err != nil {
+			return 0, false, fmt.Errorf("environ: the nanny no longer supervises its worker: %w", err)
+		}
+		return 0, false, errors.New("environ: the nanny is closed")
+	default:
+	}
+	n.mu.Lock()
+	if n.closing {
+		n.mu.Unlock()
+		return 0, false, errors.New("environ: the nanny is closing")
+	}
+	if n.env == nil {
+		n.env = map[string]string{}
+	}
+	maps.Copy(n.env, vars)
+	p := n.cur
+	if hasVars(p.env, vars) {
+		n.mu.Unlock()
+		return p.cmd.Process.Pid, false, nil
+	}
+	next := n.restarts // closed at the next start, which has the variables
+	if p.restart == "" {
+		p.restart = "restarted by its nanny to set environment variables " + strings.Join(names, ", ")
+	}
+	n.mu.Unlock()
+	n.logger.Info("nanny is restarting the worker to set environment variables", "pid", p.cmd.Process.Pid,
+		"names", strings.Join(names, ","))
+	n.stopProc(p)
+	select {
+	case <-next:
+	case <-n.done:
+		if err := n.Err(); err != nil {
+			return 0, false, fmt.Errorf("environ: %w", err)
+		}
+		return 0, false, errors.New("environ: the nanny closed while restarting its worker")
+	case <-ctx.Done():
+		return 0, false, fmt.Errorf("environ: wait for the worker to start again: %w", ctx.Err())
+	}
+	return n.Process().Pid, true, nil
+}
+
+// hasVars tells whether env holds vars.
+func hasVars(env, vars map[string]string) bool {
+	for k, v := range vars {
+		if have, ok := env[k]; !ok || have != v {
+			return false
+		}
+	}
+	return true
+}
+
+// stopProc stops a worker process gracefully: it closes its standard
+// input, and kills it when it has not ended after StopGrace.
+func (n *Nanny) stopProc(p *nannyProc) {
+	p.stdin.Close()
+	t := time.NewTimer(n.cfg.StopGrace)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+		n.logger.Warn("worker process did not stop; killing it", "pid", p.cmd.Process.Pid)
+		p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// nannyService serves the wire.Nanny service.
+type nannyService struct {
+	wire.UnimplementedNannyServer
+	n *Nanny
+}
+
+func (s *nannyService) Environ(ctx context.Context, r *wire.EnvironRequest) (*wire.EnvironReply, error) {
+	pid, restarted, err := s.n.Environ(ctx, r.Vars)
+	if err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "nanny %s: %v", s.n.Address(), err)
+	}
+	return &wire.EnvironReply{Restarted: restarted, Pid: int32(pid)}, nil
 }
 
 // supervise watches processes, one after the other, until Close.
@@ -155,10 +352,28 @@ func (n *Nanny) supervise(p *nannyProc) {
 		n.watch(p)
 		cause := exitCause(p)
 		n.mu.Lock()
-		closing := n.closing
+		closing, asked := n.closing, p.restart
 		n.mu.Unlock()
 		if closing {
 			return
+		}
+		if asked != "" {
+			// Restarted on purpose: at once, whatever Restart says.
+			n.logger.Info("worker process stopped to be restarted", "pid", p.cmd.Process.Pid, "reason", asked)
+			if n.cfg.OnExit != nil {
+				n.cfg.OnExit(p.cmd.Process.Pid, asked, parseLogLines(p.logs.last(tailLines)))
+			}
+			q, err := n.start()
+			if err != nil {
+				n.logger.Error("nanny cannot restart the worker", "error", err)
+				n.mu.Lock()
+				n.err = err
+				n.mu.Unlock()
+				return
+			}
+			backoff = 100 * time.Millisecond
+			p = q
+			continue
 		}
 		n.logger.Warn("worker process ended", "pid", p.cmd.Process.Pid, "reason", cause,
 			"last_output", p.logs.last(5))
@@ -337,7 +552,7 @@ func (n *Nanny) Release() {
 }
 
 // Close stops the worker (closing its standard input, then killing it
-// after grace) and waits until it has ended.
+// after grace), waits until it has ended, and stops the control service.
 func (n *Nanny) Close(grace time.Duration) {
 	n.Release()
 	n.mu.Lock()
@@ -354,4 +569,5 @@ func (n *Nanny) Close(grace time.Duration) {
 		<-p.exited
 	}
 	<-n.done
+	n.stopServing()
 }

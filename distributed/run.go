@@ -137,15 +137,27 @@ func UploadFile(path string) (PluginSpec, error) {
 }
 
 // Environ is the built-in plugin that sets environment variables in each
-// worker process. Variables that must be there when the process starts go
-// in LocalClusterOptions.Env (or the environment of the nanny) instead.
+// worker process, as Dask's Environ nanny plugin does. The nanny of a
+// worker that has one (LocalClusterOptions.Nanny, `shoal worker --nanny`)
+// sets them in the environment it starts the worker process with, and
+// restarts the worker, so that they hold from the start of the process
+// (libraries read such variables as OMP_NUM_THREADS when they start); it
+// keeps them for every later start, and nannies that join later get them
+// too. The restart is a worker loss to the scheduler: the values the
+// worker held are computed again when needed. A worker without a nanny
+// (in-process workers, worker processes of a LocalCluster without Nanny,
+// `shoal worker` without --nanny) sets them in its running process with
+// os.Setenv when the plugin is set up, which code that read them at start
+// does not see. Registering Environ again adds to the variables.
 func Environ(vars map[string]string) (PluginSpec, error) {
 	return NewPluginSpec(worker.EnvironPlugin, vars)
 }
 
 // RegisterWorkerPlugin sets the plugin up on every worker, and on every
 // worker that joins later. It returns the status per worker address: nil
-// when the setup went well (OK), or its error.
+// when the setup went well (OK), or its error. A worker that its nanny
+// restarted for Environ is reported under its new address, once it has
+// joined with the variables.
 func (c *Client) RegisterWorkerPlugin(ctx context.Context, p PluginSpec) (map[string]error, error) {
 	rep, err := wire.NewSchedulerClient(c.conn).RegisterWorkerPlugin(ctx, &wire.PluginRequest{Name: p.Name,
 		Config: p.Config})

@@ -67,11 +67,16 @@ func ServeIfWorker() bool {
 		return false
 	}
 	os.Unsetenv(WorkerEnv) // not for the processes the worker's tasks start
+	nanny, hasNanny := os.LookupEnv(NannyEnv)
+	os.Unsetenv(NannyEnv)
 	var spec workerSpec
 	logger := slog.New(diagnostics.NewJSONHandler(os.Stderr, slog.LevelInfo))
 	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
 		logger.Error("bad worker configuration", "env", WorkerEnv, "error", err)
 		return true
+	}
+	if hasNanny {
+		spec.Nanny = nanny
 	}
 	logger = slog.New(diagnostics.NewJSONHandler(os.Stderr, spec.LogLevel))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

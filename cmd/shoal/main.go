@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -253,6 +254,11 @@ operations (graph, dataframe, array) only: a client program that registers
 functions of its own is refused by the scheduler; start workers from that
 program instead (distributed.NewLocalCluster and distributed.ServeIfWorker).
 
+With --nanny, the worker runs as a child process of a nanny, which serves a
+control service on the host of --listen (any free port): the scheduler asks it
+there to set environment variables (the Environ worker plugin), which it does
+by starting the worker again with them.
+
 Flags:
 `)
 		fs.PrintDefaults()
@@ -295,8 +301,19 @@ Flags:
 		return err
 	}
 	if *nanny {
-		return runNanny(ctx, positional[0], args, limit, *terminate, dopts, logger)
+		host, _, err := net.SplitHostPort(*listen)
+		if err != nil {
+			return fmt.Errorf("--listen %q: %w", *listen, err)
+		}
+		return runNanny(ctx, positional[0], args, limit, *terminate, net.JoinHostPort(host, "0"), sopts, dopts,
+			sf.insecure, logger)
 	}
+	// A nanny tells its worker the address of its control service.
+	var nannyAddr string
+	if *supervisedBy != "" {
+		nannyAddr = os.Getenv(distributed.NannyEnv)
+	}
+	os.Unsetenv(distributed.NannyEnv)
 	if *watchStdin {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
@@ -309,7 +326,7 @@ Flags:
 	w, err := worker.New(worker.Config{Scheduler: positional[0], Listen: *listen, Name: *name, Threads: *threads,
 		MemoryLimit: limit, TargetFraction: *target, PauseFraction: *pause, LocalDir: *localDir, ScratchDir: *scratch,
 		Resources: res, Registry: graph.Default(), Logger: logger, DeathTimeout: *deathTimeout,
-		MetricsListen: *metricsListen, Nanny: *supervisedBy, Supervised: *supervisedBy != "",
+		MetricsListen: *metricsListen, Nanny: nannyAddr, Supervised: *supervisedBy != "",
 		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure})
 	if err != nil {
 		return err
@@ -327,9 +344,10 @@ Flags:
 // runNanny runs the worker as a child process (this program, with the same
 // flags but --nanny) and supervises it until ctx is done: it restarts it
 // when it dies, kills it above the terminate threshold, and tells the
-// scheduler why it ended.
-func runNanny(ctx context.Context, scheduler string, args []string, limit int64, terminate float64,
-	dial []grpc.DialOption, logger *slog.Logger) error {
+// scheduler why it ended. It serves the nanny's control service on listen,
+// through which the scheduler sets the worker's environment variables.
+func runNanny(ctx context.Context, scheduler string, args []string, limit int64, terminate float64, listen string,
+	serve []grpc.ServerOption, dial []grpc.DialOption, insecure bool, logger *slog.Logger) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("nanny: find this program: %w", err)
@@ -371,13 +389,17 @@ func runNanny(ctx context.Context, scheduler string, args []string, limit int64,
 					"error", err)
 			}
 		},
+		Listen:        listen,
+		ServerOptions: serve,
+		Insecure:      insecure,
 	})
 	if err != nil {
 		return err
 	}
+	defer n.Close(10 * time.Second)
+	logger.Info("nanny serving", "address", n.Address(), "worker_pid", n.Process().Pid)
 	select {
 	case <-ctx.Done():
-		n.Close(10 * time.Second)
 		return nil
 	case <-n.Done():
 		return n.Err()

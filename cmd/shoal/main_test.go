@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -10,7 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/distributed"
+	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/server"
+	"github.com/shoal-data/shoal/distributed/wire"
+	"github.com/shoal-data/shoal/graph"
 )
 
 // cmdEnv makes the test binary run as the shoal command: the nanny starts
@@ -52,6 +58,49 @@ func TestHelpAndUsage(t *testing.T) {
 	}
 }
 
+// nannyCmd is `shoal worker --nanny` running against a scheduler.
+type nannyCmd struct {
+	cmd     *exec.Cmd
+	out     bytes.Buffer
+	exited  chan struct{}
+	waitErr error
+}
+
+// startNanny starts `shoal worker ADDR --nanny --insecure` and stops it
+// (SIGTERM) when the test ends.
+func startNanny(t *testing.T, scheduler string) *nannyCmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &nannyCmd{exited: make(chan struct{})}
+	n.cmd = exec.Command(exe, "worker", scheduler, "--nanny", "--insecure", "--threads", "1", "--log-format", "json")
+	n.cmd.Env = append(os.Environ(), cmdEnv+"=1")
+	n.cmd.Stderr = &n.out
+	if err := n.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		n.waitErr = n.cmd.Wait()
+		close(n.exited)
+	}()
+	t.Cleanup(func() {
+		n.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-n.exited:
+		case <-time.After(20 * time.Second):
+			n.cmd.Process.Kill()
+			<-n.exited
+			t.Errorf("the nanny did not stop on SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("nanny output:\n%s", n.out.String())
+		}
+	})
+	return n
+}
+
 // TestWorkerUnderNanny starts `shoal worker --nanny` against a scheduler,
 // kills the worker process and sees the nanny start another one, and the
 // scheduler learn why the first ended.
@@ -66,43 +115,14 @@ func TestWorkerUnderNanny(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	defer s.Close(ctx)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "worker", s.Address(), "--nanny", "--threads", "1", "--log-format", "json")
-	cmd.Env = append(os.Environ(), cmdEnv+"=1")
-	var out bytes.Buffer
-	cmd.Stderr = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Errorf("the nanny did not stop on SIGTERM")
-		}
-		if t.Failed() {
-			t.Logf("nanny output:\n%s", out.String())
-		}
-	}()
+	n := startNanny(t, s.Address())
 	if err := s.WaitForWorkers(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	info := s.Info()
 	w := info.Workers[0]
-	if !strings.HasPrefix(w.Nanny, "nanny pid ") || int(w.Pid) == cmd.Process.Pid {
-		t.Fatalf("worker %v: want a child process with a nanny", w)
+	if _, _, err := net.SplitHostPort(w.Nanny); err != nil || int(w.Pid) == n.cmd.Process.Pid {
+		t.Fatalf("worker %v: want a child process with a nanny at an address (%v)", w, err)
 	}
 	if err := syscall.Kill(int(w.Pid), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -118,8 +138,8 @@ func TestWorkerUnderNanny(t *testing.T) {
 		select {
 		case <-ctx.Done():
 			t.Fatal("no new worker")
-		case <-exited:
-			t.Fatalf("the nanny ended: %v", waitErr)
+		case <-n.exited:
+			t.Fatalf("the nanny ended: %v", n.waitErr)
 		case <-time.After(10 * time.Millisecond): // the old worker may still be listed
 		}
 	}
@@ -133,17 +153,96 @@ func TestWorkerUnderNanny(t *testing.T) {
 		t.Errorf("the scheduler did not log the cause: %v", s.SchedulerLogs(0))
 	}
 	// SIGTERM stops the nanny and its worker.
-	cmd.Process.Signal(syscall.SIGTERM)
+	n.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-exited:
-		if waitErr != nil {
-			t.Fatalf("the nanny ended with %v", waitErr)
+	case <-n.exited:
+		if n.waitErr != nil {
+			t.Fatalf("the nanny ended with %v", n.waitErr)
 		}
 	case <-ctx.Done():
 		t.Fatal("the nanny did not stop")
 	}
 	// Its worker went with it.
 	eventually(t, func() bool { return len(s.Info().Workers) == 0 })
+}
+
+// environVar is set by the Environ plugin in TestEnvironNannyJoinsLater;
+// atStart is its value when the process started.
+const environVar = "SHOAL_CMD_TEST_ENVIRON"
+
+var (
+	atStart = os.Getenv(environVar)
+	// getenv returns the value of environVar in the process where it runs,
+	// now and when the process started.
+	getenv = graph.MustRegisterFunc("shoal_cmd_test.getenv", func(context.Context, int) ([2]string, error) {
+		return [2]string{os.Getenv(environVar), atStart}, nil
+	})
+)
+
+// TestEnvironNannyJoinsLater registers the Environ plugin with a scheduler
+// that has no worker yet; a `shoal worker --nanny` that joins later gets
+// the variable from its nanny, which restarts its worker process with it.
+func TestEnvironNannyJoinsLater(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	s, err := server.New(server.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	defer s.Close(ctx)
+	if st := s.RegisterWorkerPlugin(ctx, wire.EnvironPlugin, []byte(`{"`+environVar+`": "from the nanny"}`)); len(st) != 0 {
+		t.Fatalf("statuses %v with no worker", st)
+	}
+	added := make(chan string, 8)
+	sub := s.Events().Subscribe(func(evs []diagnostics.Event) {
+		for _, e := range evs {
+			if e.Kind == diagnostics.WorkerAdded {
+				added <- e.Worker
+			}
+		}
+	})
+	defer sub.Close()
+	n := startNanny(t, s.Address())
+	// The first worker process joins, its nanny restarts it for the
+	// variable, and the second one joins.
+	var workers []string
+	for len(workers) < 2 {
+		select {
+		case w := <-added:
+			workers = append(workers, w)
+		case <-n.exited:
+			t.Fatalf("the nanny ended: %v", n.waitErr)
+		case <-ctx.Done():
+			t.Fatalf("workers that joined: %v; want the first and the restarted one", workers)
+		}
+	}
+	c, err := distributed.Connect(ctx, s.Address(), distributed.WithSecurity(security.Config{Insecure: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	vals, errs, err := c.Run(ctx, getenv.Name(), []any{0}, workers[1])
+	if err != nil || len(errs) != 0 {
+		t.Fatalf("run on the restarted worker: %v %v", err, errs)
+	}
+	if got := vals[workers[1]]; got != [2]string{"from the nanny", "from the nanny"} {
+		t.Fatalf("worker %s: variable now and at start %q, want it set from the start", workers[1], got)
+	}
+	info := s.Info()
+	if len(info.Workers) != 1 || info.Workers[0].Address != workers[1] {
+		t.Fatalf("workers %v, want the restarted one only", info.Workers)
+	}
+	found := false
+	for _, r := range s.SchedulerLogs(0) {
+		found = found || r.Message == "worker lost" && strings.Contains(r.Attrs["reason"],
+			"restarted by its nanny to set environment variables "+environVar)
+	}
+	if !found {
+		t.Errorf("the scheduler did not log why the first worker left: %v", s.SchedulerLogs(0))
+	}
 }
 
 // eventually polls cond, for state on the other side of a connection.

@@ -2,10 +2,15 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc/status"
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
@@ -325,31 +330,89 @@ func (s *Server) Datasets() []string {
 // RegisterWorkerPlugin sets a worker plugin up on every worker, and
 // remembers it for the workers that join later. It returns the status per
 // worker address: nil, or why the setup failed there.
+//
+// The Environ plugin (wire.EnvironPlugin) goes to the nanny of a worker
+// that has one (Nanny.Environ): the nanny keeps the variables for every
+// later start of its worker and restarts it, and the status is nil once
+// the new worker process has joined, under its new address. Registering
+// Environ again adds to the variables.
 func (s *Server) RegisterWorkerPlugin(ctx context.Context, name string, config []byte) map[string]error {
+	var bad error
+	if name == wire.EnvironPlugin {
+		_, bad = wire.DecodeEnviron(config)
+	}
 	s.mu.Lock()
+	if bad != nil {
+		// Not kept: it would fail on every worker that joins, and spoil the
+		// variables registered later.
+		out := make(map[string]error, len(s.workers))
+		for a := range s.workers {
+			out[a] = fmt.Errorf("worker %s: %w", a, bad)
+		}
+		s.mu.Unlock()
+		return out
+	}
 	req := &wire.PluginRequest{Name: name, Config: config}
+	if name == wire.EnvironPlugin {
+		req = s.mergeEnviron(req)
+	}
 	s.plugins = slices.DeleteFunc(s.plugins, func(p *wire.PluginRequest) bool { return p.Name == name })
 	s.plugins = append(s.plugins, req)
-	addrs := make([]string, 0, len(s.workers))
-	for a := range s.workers {
-		addrs = append(addrs, a)
+	targets := make([]pluginTarget, 0, len(s.workers))
+	for _, wc := range s.workers {
+		targets = append(targets, targetOf(wc))
 	}
 	s.mu.Unlock()
-	out := make(map[string]error, len(addrs))
+	out := make(map[string]error, len(targets))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, a := range addrs {
+	for _, t := range targets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := s.setupPlugin(ctx, a, req)
+			addr, err := t.addr, error(nil)
+			if req.Name == wire.EnvironPlugin && t.nanny != "" {
+				addr, err = s.environByNanny(ctx, t, req)
+			} else {
+				err = s.setupPlugin(ctx, t.addr, req)
+			}
 			mu.Lock()
-			out[a] = err
+			out[addr] = err
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	return out
+}
+
+// pluginTarget is a worker to set a plugin up on.
+type pluginTarget struct {
+	addr  string
+	nanny string // its nanny's address, if it has one
+	pid   int32
+}
+
+func targetOf(wc *workerConn) pluginTarget {
+	return pluginTarget{addr: wc.addr, nanny: wc.info.Nanny, pid: wc.info.Pid}
+}
+
+// mergeEnviron adds the variables of an earlier Environ plugin to those
+// of req, which win. Called with s.mu held.
+func (s *Server) mergeEnviron(req *wire.PluginRequest) *wire.PluginRequest {
+	i := slices.IndexFunc(s.plugins, func(p *wire.PluginRequest) bool { return p.Name == wire.EnvironPlugin })
+	if i < 0 {
+		return req
+	}
+	var old, vars map[string]string
+	if json.Unmarshal(s.plugins[i].Config, &old) != nil || json.Unmarshal(req.Config, &vars) != nil || old == nil {
+		return req
+	}
+	maps.Copy(old, vars)
+	b, err := json.Marshal(old)
+	if err != nil {
+		return req
+	}
+	return &wire.PluginRequest{Name: req.Name, Config: b}
 }
 
 func (s *Server) setupPlugin(ctx context.Context, addr string, req *wire.PluginRequest) error {
@@ -367,10 +430,87 @@ func (s *Server) setupPlugin(ctx context.Context, addr string, req *wire.PluginR
 	return nil
 }
 
-// pluginsFor sets the registered plugins up on a worker that joined.
-func (s *Server) pluginsFor(addr string) {
+// restartWait bounds how long RegisterWorkerPlugin waits for a worker
+// that its nanny restarted to join again.
+const restartWait = time.Minute
+
+// environByNanny has the nanny of a worker set the variables of an
+// Environ plugin, and waits until the worker it restarted for them (if it
+// did) has joined. It returns the address of the worker that has them.
+func (s *Server) environByNanny(ctx context.Context, t pluginTarget, req *wire.PluginRequest) (string, error) {
+	restarted, pid, err := s.nannyEnviron(ctx, t, req)
+	if err != nil || !restarted {
+		return t.addr, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, restartWait)
+	defer cancel()
+	addr, err := s.waitRestarted(ctx, t)
+	if err != nil {
+		return t.addr, fmt.Errorf("worker %s: its nanny %s restarted it (process %d) to set environment variables, "+
+			"but no new worker process joined: %w", t.addr, t.nanny, pid, err)
+	}
+	return addr, nil
+}
+
+// nannyEnviron asks the nanny of a worker to set the variables of an
+// Environ plugin. restarted tells whether the nanny restarted the worker
+// for them, as process pid.
+func (s *Server) nannyEnviron(ctx context.Context, t pluginTarget, req *wire.PluginRequest) (restarted bool, pid int32, err error) {
+	vars, err := wire.DecodeEnviron(req.Config)
+	if err != nil {
+		return false, 0, fmt.Errorf("worker %s: %w", t.addr, err)
+	}
+	conn, err := s.peers.Get(t.nanny)
+	if err != nil {
+		return false, 0, fmt.Errorf("worker %s: nanny %s: %w", t.addr, t.nanny, err)
+	}
+	rep, err := wire.NewNannyClient(conn).Environ(ctx, &wire.EnvironRequest{Vars: vars})
+	if err != nil {
+		return false, 0, fmt.Errorf("worker %s: %s", t.addr, status.Convert(err).Message())
+	}
+	if rep.Restarted {
+		s.logger.Info("a nanny restarted its worker to set environment variables", "worker", t.addr,
+			"nanny", t.nanny, "old_pid", t.pid, "pid", rep.Pid)
+	}
+	return rep.Restarted, rep.Pid, nil
+}
+
+// waitRestarted waits until the worker t has left and a worker process of
+// its nanny other than t's has joined, and returns its address.
+func (s *Server) waitRestarted(ctx context.Context, t pluginTarget) (string, error) {
+	for {
+		s.mu.Lock()
+		if old := s.workers[t.addr]; old == nil || old.info.Pid != t.pid {
+			for _, wc := range s.workers {
+				if wc.info.Nanny == t.nanny && wc.info.Pid != t.pid {
+					s.mu.Unlock()
+					return wc.addr, nil
+				}
+			}
+		}
+		ch, closed := s.changed, s.closed
+		s.mu.Unlock()
+		if closed {
+			return "", errors.New("the scheduler is closing")
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-s.stop:
+			return "", errors.New("the scheduler closed")
+		case <-ch:
+		}
+	}
+}
+
+// pluginsFor sets the registered plugins up on a worker that joined. The
+// nanny of a worker that has one sets the variables of Environ: when it
+// restarts the worker for them, the new worker gets the plugins when it
+// joins.
+func (s *Server) pluginsFor(wc *workerConn) {
 	s.mu.Lock()
 	reqs := slices.Clone(s.plugins)
+	t := targetOf(wc)
 	s.mu.Unlock()
 	if len(reqs) == 0 {
 		return
@@ -387,9 +527,20 @@ func (s *Server) pluginsFor(addr string) {
 			case <-ctx.Done():
 			}
 		}()
+		if i := slices.IndexFunc(reqs, func(r *wire.PluginRequest) bool { return r.Name == wire.EnvironPlugin }); i >= 0 && t.nanny != "" {
+			restarted, _, err := s.nannyEnviron(ctx, t, reqs[i])
+			switch {
+			case err != nil:
+				s.logger.Warn("environment variables not set on a worker that joined", "worker", t.addr,
+					"nanny", t.nanny, "error", err)
+			case restarted:
+				return // the new worker gets the plugins when it joins
+			}
+			reqs = slices.Delete(reqs, i, i+1)
+		}
 		for _, r := range reqs {
-			if err := s.setupPlugin(ctx, addr, r); err != nil {
-				s.logger.Warn("worker plugin setup failed on a worker that joined", "worker", addr, "plugin", r.Name,
+			if err := s.setupPlugin(ctx, t.addr, r); err != nil {
+				s.logger.Warn("worker plugin setup failed on a worker that joined", "worker", t.addr, "plugin", r.Name,
 					"error", err)
 			}
 		}

@@ -111,7 +111,7 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 	s.mu.Unlock()
 	s.logger.Info("worker joined", "worker", reg.Address, "name", reg.Name, "threads", reg.Threads,
 		"memory_limit", reg.MemoryLimit, "pid", reg.Pid)
-	s.pluginsFor(reg.Address)
+	s.pluginsFor(wc)
 
 	err = stream.Send(&wire.WorkerDown{Msg: &wire.WorkerDown_Welcome{Welcome: &wire.Welcome{SchedulerId: s.id,
 		Name: reg.Address, HeartbeatIntervalNanos: int64(s.cfg.HeartbeatInterval)}}})

@@ -499,7 +499,7 @@ type RegisterWorker struct {
 	MemoryLimit int64                  `protobuf:"varint,4,opt,name=memory_limit,json=memoryLimit,proto3" json:"memory_limit,omitempty"`
 	Resources   map[string]float64     `protobuf:"bytes,5,rep,name=resources,proto3" json:"resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	LocalDir    string                 `protobuf:"bytes,6,opt,name=local_dir,json=localDir,proto3" json:"local_dir,omitempty"`
-	Nanny       string                 `protobuf:"bytes,7,opt,name=nanny,proto3" json:"nanny,omitempty"`
+	Nanny       string                 `protobuf:"bytes,7,opt,name=nanny,proto3" json:"nanny,omitempty"` // host:port of its nanny's Nanny service, if it has a nanny
 	Pid         int32                  `protobuf:"varint,8,opt,name=pid,proto3" json:"pid,omitempty"`
 	Registry    *Registry              `protobuf:"bytes,9,opt,name=registry,proto3" json:"registry,omitempty"`
 	// supervised says a nanny (or the LocalCluster that started it) watches
@@ -3546,6 +3546,102 @@ func (x *PluginReply) GetStatuses() []*PluginStatus {
 	return nil
 }
 
+type EnvironRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Vars          map[string]string      `protobuf:"bytes,1,rep,name=vars,proto3" json:"vars,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnvironRequest) Reset() {
+	*x = EnvironRequest{}
+	mi := &file_shoal_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnvironRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnvironRequest) ProtoMessage() {}
+
+func (x *EnvironRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnvironRequest.ProtoReflect.Descriptor instead.
+func (*EnvironRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *EnvironRequest) GetVars() map[string]string {
+	if x != nil {
+		return x.Vars
+	}
+	return nil
+}
+
+type EnvironReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Restarted     bool                   `protobuf:"varint,1,opt,name=restarted,proto3" json:"restarted,omitempty"` // the nanny restarted the worker to set them
+	Pid           int32                  `protobuf:"varint,2,opt,name=pid,proto3" json:"pid,omitempty"`             // the worker process started with them (the new one when restarted)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnvironReply) Reset() {
+	*x = EnvironReply{}
+	mi := &file_shoal_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnvironReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnvironReply) ProtoMessage() {}
+
+func (x *EnvironReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnvironReply.ProtoReflect.Descriptor instead.
+func (*EnvironReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *EnvironReply) GetRestarted() bool {
+	if x != nil {
+		return x.Restarted
+	}
+	return false
+}
+
+func (x *EnvironReply) GetPid() int32 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
 var File_shoal_proto protoreflect.FileDescriptor
 
 const file_shoal_proto_rawDesc = "" +
@@ -3843,7 +3939,15 @@ const file_shoal_proto_rawDesc = "" +
 	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\"M\n" +
 	"\vPluginReply\x12>\n" +
-	"\bstatuses\x18\x01 \x03(\v2\".shoal.distributed.v1.PluginStatusR\bstatuses2\xa5\b\n" +
+	"\bstatuses\x18\x01 \x03(\v2\".shoal.distributed.v1.PluginStatusR\bstatuses\"\x8d\x01\n" +
+	"\x0eEnvironRequest\x12B\n" +
+	"\x04vars\x18\x01 \x03(\v2..shoal.distributed.v1.EnvironRequest.VarsEntryR\x04vars\x1a7\n" +
+	"\tVarsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\">\n" +
+	"\fEnvironReply\x12\x1c\n" +
+	"\trestarted\x18\x01 \x01(\bR\trestarted\x12\x10\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid2\xa5\b\n" +
 	"\tScheduler\x12T\n" +
 	"\fWorkerStream\x12\x1e.shoal.distributed.v1.WorkerUp\x1a .shoal.distributed.v1.WorkerDown(\x010\x01\x12T\n" +
 	"\fClientStream\x12\x1e.shoal.distributed.v1.ClientUp\x1a .shoal.distributed.v1.ClientDown(\x010\x01\x12L\n" +
@@ -3862,7 +3966,9 @@ const file_shoal_proto_rawDesc = "" +
 	"\x06Worker\x12K\n" +
 	"\x04Info\x12!.shoal.distributed.v1.InfoRequest\x1a .shoal.distributed.v1.WorkerInfo\x12G\n" +
 	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12Q\n" +
-	"\x06Plugin\x12#.shoal.distributed.v1.PluginRequest\x1a\".shoal.distributed.v1.PluginStatusB.Z,github.com/shoal-data/shoal/distributed/wireb\x06proto3"
+	"\x06Plugin\x12#.shoal.distributed.v1.PluginRequest\x1a\".shoal.distributed.v1.PluginStatus2\\\n" +
+	"\x05Nanny\x12S\n" +
+	"\aEnviron\x12$.shoal.distributed.v1.EnvironRequest\x1a\".shoal.distributed.v1.EnvironReplyB.Z,github.com/shoal-data/shoal/distributed/wireb\x06proto3"
 
 var (
 	file_shoal_proto_rawDescOnce sync.Once
@@ -3877,7 +3983,7 @@ func file_shoal_proto_rawDescGZIP() []byte {
 }
 
 var file_shoal_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_shoal_proto_goTypes = []any{
 	(Error_Kind)(0),            // 0: shoal.distributed.v1.Error.Kind
 	(*Registry)(nil),           // 1: shoal.distributed.v1.Registry
@@ -3930,23 +4036,26 @@ var file_shoal_proto_goTypes = []any{
 	(*PluginRequest)(nil),      // 48: shoal.distributed.v1.PluginRequest
 	(*PluginStatus)(nil),       // 49: shoal.distributed.v1.PluginStatus
 	(*PluginReply)(nil),        // 50: shoal.distributed.v1.PluginReply
-	nil,                        // 51: shoal.distributed.v1.Registry.SignaturesEntry
-	nil,                        // 52: shoal.distributed.v1.LogRecord.AttrsEntry
-	nil,                        // 53: shoal.distributed.v1.RegisterWorker.ResourcesEntry
-	nil,                        // 54: shoal.distributed.v1.RunTask.ResourcesEntry
-	nil,                        // 55: shoal.distributed.v1.Event.TasksEntry
-	nil,                        // 56: shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	nil,                        // 57: shoal.distributed.v1.ClusterInfo.TasksEntry
-	nil,                        // 58: shoal.distributed.v1.LogsReply.WorkersEntry
+	(*EnvironRequest)(nil),     // 51: shoal.distributed.v1.EnvironRequest
+	(*EnvironReply)(nil),       // 52: shoal.distributed.v1.EnvironReply
+	nil,                        // 53: shoal.distributed.v1.Registry.SignaturesEntry
+	nil,                        // 54: shoal.distributed.v1.LogRecord.AttrsEntry
+	nil,                        // 55: shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	nil,                        // 56: shoal.distributed.v1.RunTask.ResourcesEntry
+	nil,                        // 57: shoal.distributed.v1.Event.TasksEntry
+	nil,                        // 58: shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	nil,                        // 59: shoal.distributed.v1.ClusterInfo.TasksEntry
+	nil,                        // 60: shoal.distributed.v1.LogsReply.WorkersEntry
+	nil,                        // 61: shoal.distributed.v1.EnvironRequest.VarsEntry
 }
 var file_shoal_proto_depIdxs = []int32{
-	51, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
+	53, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
 	0,  // 1: shoal.distributed.v1.Error.kind:type_name -> shoal.distributed.v1.Error.Kind
 	3,  // 2: shoal.distributed.v1.Error.cause:type_name -> shoal.distributed.v1.Error
-	52, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
+	54, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
 	6,  // 4: shoal.distributed.v1.WorkerUp.register:type_name -> shoal.distributed.v1.RegisterWorker
 	7,  // 5: shoal.distributed.v1.WorkerUp.batch:type_name -> shoal.distributed.v1.WorkerBatch
-	53, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	55, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
 	1,  // 7: shoal.distributed.v1.RegisterWorker.registry:type_name -> shoal.distributed.v1.Registry
 	8,  // 8: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
 	9,  // 9: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
@@ -3960,7 +4069,7 @@ var file_shoal_proto_depIdxs = []int32{
 	15, // 17: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
 	16, // 18: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
 	17, // 19: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
-	54, // 20: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
+	56, // 20: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
 	19, // 21: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
 	20, // 22: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
 	1,  // 23: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
@@ -3974,57 +4083,60 @@ var file_shoal_proto_depIdxs = []int32{
 	27, // 31: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
 	28, // 32: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
 	3,  // 33: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
-	55, // 34: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
-	56, // 35: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	57, // 34: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
+	58, // 35: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
 	9,  // 36: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
 	30, // 37: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
-	57, // 38: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
+	59, // 38: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
 	4,  // 39: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
 	4,  // 40: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
 	4,  // 41: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
-	58, // 42: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
+	60, // 42: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
 	39, // 43: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
 	26, // 44: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
 	3,  // 45: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
 	49, // 46: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
-	37, // 47: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
-	5,  // 48: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
-	18, // 49: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
-	29, // 50: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
-	35, // 51: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
-	36, // 52: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
-	39, // 53: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
-	40, // 54: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
-	42, // 55: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
-	43, // 56: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
-	43, // 57: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
-	29, // 58: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
-	46, // 59: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
-	48, // 60: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
-	29, // 61: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
-	46, // 62: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
-	48, // 63: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
-	10, // 64: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
-	24, // 65: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
-	31, // 66: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
-	34, // 67: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
-	38, // 68: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
-	34, // 69: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
-	41, // 70: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
-	34, // 71: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
-	34, // 72: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
-	44, // 73: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
-	45, // 74: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
-	47, // 75: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
-	50, // 76: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
-	30, // 77: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
-	47, // 78: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
-	49, // 79: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
-	64, // [64:80] is the sub-list for method output_type
-	48, // [48:64] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	61, // 47: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
+	37, // 48: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
+	5,  // 49: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
+	18, // 50: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
+	29, // 51: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
+	35, // 52: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
+	36, // 53: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
+	39, // 54: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
+	40, // 55: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
+	42, // 56: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
+	43, // 57: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
+	43, // 58: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
+	29, // 59: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
+	46, // 60: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
+	48, // 61: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
+	29, // 62: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
+	46, // 63: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
+	48, // 64: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
+	51, // 65: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
+	10, // 66: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
+	24, // 67: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
+	31, // 68: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
+	34, // 69: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
+	38, // 70: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
+	34, // 71: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
+	41, // 72: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
+	34, // 73: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
+	34, // 74: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
+	44, // 75: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
+	45, // 76: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
+	47, // 77: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
+	50, // 78: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
+	30, // 79: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
+	47, // 80: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
+	49, // 81: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
+	52, // 82: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
+	66, // [66:83] is the sub-list for method output_type
+	49, // [49:66] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_shoal_proto_init() }
@@ -4062,9 +4174,9 @@ func file_shoal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_proto_rawDesc), len(file_shoal_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   58,
+			NumMessages:   61,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   3,
 		},
 		GoTypes:           file_shoal_proto_goTypes,
 		DependencyIndexes: file_shoal_proto_depIdxs,

@@ -800,3 +800,121 @@ var Worker_ServiceDesc = grpc.ServiceDesc{
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "shoal.proto",
 }
+
+const (
+	Nanny_Environ_FullMethodName = "/shoal.distributed.v1.Nanny/Environ"
+)
+
+// NannyClient is the client API for Nanny service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Nanny is the control service of a nanny: the supervisor that starts a
+// worker process, and starts it again. The scheduler reaches it at the
+// address its worker registers (RegisterWorker.nanny).
+type NannyClient interface {
+	// Environ sets environment variables in the environment the nanny starts
+	// its worker process with: it keeps them for every later start, and
+	// restarts the worker (gracefully: the worker leaves the scheduler, and a
+	// new process joins) unless the process running now has them already.
+	Environ(ctx context.Context, in *EnvironRequest, opts ...grpc.CallOption) (*EnvironReply, error)
+}
+
+type nannyClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewNannyClient(cc grpc.ClientConnInterface) NannyClient {
+	return &nannyClient{cc}
+}
+
+func (c *nannyClient) Environ(ctx context.Context, in *EnvironRequest, opts ...grpc.CallOption) (*EnvironReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EnvironReply)
+	err := c.cc.Invoke(ctx, Nanny_Environ_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// NannyServer is the server API for Nanny service.
+// All implementations must embed UnimplementedNannyServer
+// for forward compatibility.
+//
+// Nanny is the control service of a nanny: the supervisor that starts a
+// worker process, and starts it again. The scheduler reaches it at the
+// address its worker registers (RegisterWorker.nanny).
+type NannyServer interface {
+	// Environ sets environment variables in the environment the nanny starts
+	// its worker process with: it keeps them for every later start, and
+	// restarts the worker (gracefully: the worker leaves the scheduler, and a
+	// new process joins) unless the process running now has them already.
+	Environ(context.Context, *EnvironRequest) (*EnvironReply, error)
+	mustEmbedUnimplementedNannyServer()
+}
+
+// UnimplementedNannyServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedNannyServer struct{}
+
+func (UnimplementedNannyServer) Environ(context.Context, *EnvironRequest) (*EnvironReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Environ not implemented")
+}
+func (UnimplementedNannyServer) mustEmbedUnimplementedNannyServer() {}
+func (UnimplementedNannyServer) testEmbeddedByValue()               {}
+
+// UnsafeNannyServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to NannyServer will
+// result in compilation errors.
+type UnsafeNannyServer interface {
+	mustEmbedUnimplementedNannyServer()
+}
+
+func RegisterNannyServer(s grpc.ServiceRegistrar, srv NannyServer) {
+	// If the following call panics, it indicates UnimplementedNannyServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Nanny_ServiceDesc, srv)
+}
+
+func _Nanny_Environ_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EnvironRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NannyServer).Environ(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Nanny_Environ_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NannyServer).Environ(ctx, req.(*EnvironRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Nanny_ServiceDesc is the grpc.ServiceDesc for Nanny service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Nanny_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "shoal.distributed.v1.Nanny",
+	HandlerType: (*NannyServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Environ",
+			Handler:    _Nanny_Environ_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "shoal.proto",
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
 )
 
@@ -87,10 +88,12 @@ type UploadFile struct {
 }
 
 // EnvironPlugin is the name of the built-in plugin that sets environment
-// variables in each worker process. Its configuration is a JSON object of
-// names and values. Set them with LocalClusterOptions.Env or the nanny's
-// environment for variables that must exist before the worker starts.
-const EnvironPlugin = "shoal.environ"
+// variables. Its configuration is a JSON object of names and values. The
+// scheduler hands it to the nanny of a worker that has one, which starts
+// the worker process again with them; a worker without a nanny sets them
+// in its own process when the plugin is set up (os.Setenv), which code
+// that read them when the process started does not see.
+const EnvironPlugin = wire.EnvironPlugin
 
 type uploadFile struct{ cfg UploadFile }
 
@@ -113,14 +116,10 @@ func (*uploadFile) Teardown(context.Context) error       { return nil }
 type environ struct{ vars map[string]string }
 
 func (p *environ) Setup(_ context.Context, env *graph.Env) error {
-	names := make([]string, 0, len(p.vars))
-	for k := range p.vars {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return fmt.Errorf("environ: bad variable name %q", k)
-		}
-		names = append(names, k)
+	if err := wire.CheckEnviron(p.vars); err != nil {
+		return err
 	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(p.vars))
 	for _, k := range names {
 		if err := os.Setenv(k, p.vars[k]); err != nil {
 			return fmt.Errorf("environ: set %s: %w", k, err)
