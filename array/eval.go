@@ -39,6 +39,7 @@ type sinkSpec struct {
 	Reduce *reduceSpec `json:"reduce,omitempty"`
 	Scan   *scanSpec   `json:"scan,omitempty"`
 	Hist   *histSpec   `json:"hist,omitempty"`
+	Pct    *pctSpec    `json:"pct,omitempty"`
 }
 
 const tileSize = 2048
@@ -68,6 +69,8 @@ func runMap(ctx context.Context, in graph.OpInput) (any, error) {
 				return nil, err
 			}
 			return histBlock(b, p.Sink.Hist)
+		case p.Sink.Pct != nil:
+			return pctSink(ctx, ev, p.Sink.Pct, in.Inputs)
 		}
 		return nil, fmt.Errorf("map task has an empty sink")
 	}

@@ -197,6 +197,13 @@ func leafBlock(lf progLeaf, idx []int) []int {
 // computes p and hands the result to the sink that sinkOf returns (nil for
 // the block itself), under the key keyOf returns.
 func (l *lowerer) mapTasks(chunks [][]int, p prog, keyOf func(idx []int) graph.Key, sinkOf func(idx []int) *sinkSpec) ([]graph.Key, error) {
+	return l.mapTasksWith(chunks, p, keyOf, sinkOf, nil)
+}
+
+// mapTasksWith is mapTasks whose tasks also take the keys extraOf returns
+// (if not nil), after the chunks of the leaves, for their sinks.
+func (l *lowerer) mapTasksWith(chunks [][]int, p prog, keyOf func(idx []int) graph.Key, sinkOf func(idx []int) *sinkSpec,
+	extraOf func(idx []int) []graph.Key) ([]graph.Key, error) {
 	grid := gridShape(chunks)
 	keys := make([]graph.Key, numBlocks(chunks))
 	outT := p.expr[len(p.expr)-1].T
@@ -220,6 +227,9 @@ func (l *lowerer) mapTasks(chunks [][]int, p prog, keyOf func(idx []int) graph.K
 				deps = append(deps, k)
 			}
 			inputs[j] = inputSpec{Dep: d, Axes: lf.axes, Strict: strictAxes(lf, chunks, idx)}
+		}
+		if extraOf != nil {
+			deps = append(deps, extraOf(idx)...)
 		}
 		params := mapParams{Inputs: inputs, Expr: p.expr, Shape: blockShape(chunks, idx), DType: outT}
 		if sinkOf != nil {

@@ -21,7 +21,7 @@ const (
 	opLinalg     = "array.linalg"     // linear-algebra kernels (gonum) on chunks
 	opNPY        = "array.npy"        // read or write a part of a .npy file
 	opFrame      = "array.frame"      // between record batches and chunks
-	opPercentile = "array.percentile" // exact percentiles along an axis held in one chunk
+	opPercentile = "array.percentile" // exact percentiles: lanes sorted in a chunk, the sums and picks of a radix select
 	opCheck      = "array.check"      // chunks of unknown lengths checked against others
 )
 

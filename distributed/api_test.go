@@ -250,7 +250,7 @@ func TestPlugins(t *testing.T) {
 		t.Fatalf("register: %v %v", st, err)
 	}
 	// A worker that joins later gets it too.
-	w, err := worker.New(worker.Config{Scheduler: lc.Address(), Threads: 1})
+	w, err := worker.New(joiningWorker(t, lc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/shoal-data/shoal/distributed"
+	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/server"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/local"
@@ -23,8 +24,12 @@ func benchCluster(b *testing.B, inProcess bool) (*distributed.LocalCluster, *dis
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	sat, _ := strconv.ParseFloat(os.Getenv("SHOAL_BENCH_SATURATION"), 64)
+	var sec *security.Config // the default: mutual TLS
+	if os.Getenv("SHOAL_BENCH_INSECURE") != "" {
+		sec = &security.Config{Insecure: true}
+	}
 	lc, err := distributed.NewLocalCluster(ctx, distributed.LocalClusterOptions{Workers: 2, ThreadsPerWorker: 1,
-		InProcess: inProcess, Scheduler: server.Config{Saturation: sat}})
+		InProcess: inProcess, Scheduler: server.Config{Saturation: sat}, Security: sec})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
@@ -83,9 +82,12 @@ type Client struct {
 	info      *Info
 }
 
-// Connect connects to the scheduler at addr (host:port). Beyond loopback,
-// it needs WithSecurity (mutual TLS, or plaintext asked for with
-// security.Config{Insecure: true}) or WithTransportCredentials. It fails
+// Connect connects to the scheduler at addr (host:port). It needs
+// WithSecurity: mutual TLS with the cluster's certificates (those of
+// `shoal scheduler --tls-*`, or LocalCluster.Security()), or plaintext
+// asked for with security.Config{Insecure: true}; or
+// WithTransportCredentials. Without either it fails with
+// security.ErrPlaintext, on loopback too. It fails
 // with a *RefusedError when the scheduler's workers registered other ops than
 // this program: workers must run the same program (see ServeIfWorker), or
 // one that registers the same ops.
@@ -108,10 +110,11 @@ func Connect(ctx context.Context, addr string, opts ...ClientOption) (*Client, e
 		dial = sec
 	case cfg.creds != nil:
 		dial = append(dial, grpc.WithTransportCredentials(cfg.creds))
-	case !security.IsLoopback(addr):
-		return nil, fmt.Errorf("connect to scheduler %s: %w", addr, security.ErrPlaintext)
 	default:
-		dial = append(dial, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		return nil, fmt.Errorf("connect to scheduler %s: no security given: use WithSecurity with the cluster's "+
+			"certificates (security.Config{CAFile, CertFile, KeyFile}; LocalCluster.Security() for a local "+
+			"cluster, whose Client method does it), or WithSecurity(security.Config{Insecure: true}) for a "+
+			"plaintext scheduler: %w", addr, security.ErrPlaintext)
 	}
 	dial = append(dial, cfg.dial...)
 	conn, err := grpc.NewClient(addr, append([]grpc.DialOption{grpc.WithDefaultCallOptions(

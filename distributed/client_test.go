@@ -31,6 +31,22 @@ func inProcess(t *testing.T) (*distributed.LocalCluster, *distributed.Client) {
 	return newCluster(t, distributed.LocalClusterOptions{Workers: 2, ThreadsPerWorker: 2, InProcess: true})
 }
 
+// joiningWorker is the configuration of a worker that joins lc, with its
+// security.
+func joiningWorker(t *testing.T, lc *distributed.LocalCluster) worker.Config {
+	t.Helper()
+	sec := lc.Security()
+	sopts, err := sec.ServerOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dopts, err := sec.DialOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return worker.Config{Scheduler: lc.Address(), Threads: 1, ServerOptions: sopts, DialOptions: dopts}
+}
+
 // eventually polls cond until it holds or the deadline passes: for state
 // on the other side of a connection, which no event announces.
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -92,10 +108,10 @@ func TestErrors(t *testing.T) {
 }
 
 func TestUnknownOp(t *testing.T) {
-	_, c := inProcess(t)
+	lc, _ := inProcess(t)
 	g := graph.New()
 	g.Add(&graph.Task{Key: "x-1", Op: "distributed_test.nope"})
-	cl, err := distributed.Connect(context.Background(), c.Scheduler(), distributed.WithOptimize(false))
+	cl, err := lc.Client(context.Background(), distributed.WithOptimize(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +251,7 @@ func TestRegistryMismatchRefusesClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lc.Close()
-	_, err = distributed.Connect(ctx, lc.Address())
+	_, err = distributed.Connect(ctx, lc.Address(), distributed.WithSecurity(lc.Security()))
 	var re *distributed.RefusedError
 	if !errors.As(err, &re) || !errors.Is(err, distributed.ErrRefused) {
 		t.Fatalf("connect: %v, want a refusal", err)
@@ -244,7 +260,8 @@ func TestRegistryMismatchRefusesClient(t *testing.T) {
 		t.Fatalf("differences %q", re.Differences)
 	}
 	// The same registry is welcome.
-	c, err := distributed.Connect(ctx, lc.Address(), distributed.WithRegistry(reg))
+	c, err := distributed.Connect(ctx, lc.Address(), distributed.WithSecurity(lc.Security()),
+		distributed.WithRegistry(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +400,9 @@ func TestRegistryMismatchRefusesWorker(t *testing.T) {
 	graph.MustRegisterFunc("distributed_test.only_on_new_worker", func(_ context.Context, x int) (int, error) {
 		return x, nil
 	}, graph.InRegistry(reg))
-	w, err := worker.New(worker.Config{Scheduler: lc.Address(), Threads: 1, Registry: reg})
+	cfg := joiningWorker(t, lc)
+	cfg.Registry = reg
+	w, err := worker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

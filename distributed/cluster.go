@@ -80,9 +80,12 @@ type LocalClusterOptions struct {
 	// it (default 0.95). TargetFraction above which it spills values to
 	// disk (default 0.6).
 	TargetFraction, PauseFraction, TerminateFraction float64
-	// Security secures every connection of the cluster (mutual TLS, a
-	// token; see security.NewLocal); nil: plaintext on loopback. Clients
-	// made with Client use it; others need WithSecurity.
+	// Security secures every connection of the cluster: mutual TLS with
+	// the given certificates, and the token if it has one. Nil: mutual TLS
+	// with temporary certificates (security.NewLocal), made for the
+	// cluster and removed by Close. Plaintext only when asked for, with
+	// &security.Config{Insecure: true}. Clients made with Client use it;
+	// others need WithSecurity(lc.Security()).
 	Security *security.Config
 	// Metrics serves Prometheus metrics on /metrics from the scheduler and
 	// every worker, each on a free loopback port (see Info's
@@ -100,6 +103,8 @@ type LocalCluster struct {
 	logger *slog.Logger
 	sched  *server.Server
 	shared string // the workers' shared scratch directory
+	sec    security.Config
+	tlsDir string // the temporary certificates', when the cluster made them
 	procs  []*Nanny
 	inproc []*inprocWorker
 	closed bool
@@ -133,18 +138,6 @@ func NewLocalCluster(ctx context.Context, opts LocalClusterOptions) (*LocalClust
 	if scfg.HeartbeatInterval == 0 {
 		scfg.HeartbeatInterval = opts.HeartbeatInterval
 	}
-	if opts.Security != nil {
-		sopts, err := opts.Security.ServerOptions()
-		if err != nil {
-			return nil, fmt.Errorf("local cluster: %w", err)
-		}
-		dopts, err := opts.Security.DialOptions()
-		if err != nil {
-			return nil, fmt.Errorf("local cluster: %w", err)
-		}
-		scfg.ServerOptions = append(scfg.ServerOptions, sopts...)
-		scfg.DialOptions = append(dopts, scfg.DialOptions...)
-	}
 	if opts.Metrics && scfg.MetricsListen == "" {
 		scfg.MetricsListen = "127.0.0.1:0"
 	}
@@ -158,20 +151,54 @@ func NewLocalCluster(ctx context.Context, opts LocalClusterOptions) (*LocalClust
 	if base == "" {
 		base = os.TempDir()
 	}
+	var sec security.Config
+	var tlsDir string
+	if opts.Security != nil {
+		sec = *opts.Security
+	} else {
+		dir, err := os.MkdirTemp(base, "shoal-tls-*")
+		if err != nil {
+			return nil, fmt.Errorf("local cluster: make a directory for its certificates in %s: %w", base, err)
+		}
+		if sec, err = security.NewLocal(dir, false); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("local cluster: %w", err)
+		}
+		tlsDir = dir
+	}
+	sopts, err := sec.ServerOptions()
+	if err == nil {
+		var dopts []grpc.DialOption
+		dopts, err = sec.DialOptions()
+		scfg.ServerOptions = append(scfg.ServerOptions, sopts...)
+		scfg.DialOptions = append(dopts, scfg.DialOptions...)
+	}
+	if err != nil {
+		if tlsDir != "" {
+			os.RemoveAll(tlsDir)
+		}
+		return nil, fmt.Errorf("local cluster: %w", err)
+	}
 	shared, err := os.MkdirTemp(base, "shoal-cluster-*")
 	if err != nil {
+		if tlsDir != "" {
+			os.RemoveAll(tlsDir)
+		}
 		return nil, fmt.Errorf("local cluster: make the workers' shared directory in %s: %w", base, err)
 	}
 	sched, err := server.New(scfg)
 	if err != nil {
 		os.RemoveAll(shared)
+		if tlsDir != "" {
+			os.RemoveAll(tlsDir)
+		}
 		return nil, err
 	}
-	lc := &LocalCluster{opts: opts, logger: logger, sched: sched, shared: shared}
+	lc := &LocalCluster{opts: opts, logger: logger, sched: sched, shared: shared, sec: sec, tlsDir: tlsDir}
 	spec := workerSpec{Scheduler: sched.Address(), Threads: opts.ThreadsPerWorker, MemoryLimit: opts.MemoryLimit,
 		LocalDir: opts.LocalDir, ScratchDir: shared, Resources: opts.Resources, LogLevel: opts.WorkerLogLevel,
 		HeartbeatInterval: opts.HeartbeatInterval, WatchStdin: true, DeathTimeout: 30 * time.Second,
-		TargetFraction: opts.TargetFraction, PauseFraction: opts.PauseFraction, Security: opts.Security}
+		TargetFraction: opts.TargetFraction, PauseFraction: opts.PauseFraction, Security: &sec}
 	if opts.Metrics {
 		spec.MetricsListen = "127.0.0.1:0"
 	}
@@ -220,11 +247,9 @@ func (lc *LocalCluster) startProcess(spec workerSpec, i int) error {
 	var sopts []grpc.ServerOption
 	if lc.opts.Nanny {
 		listen = "127.0.0.1:0" // the nanny tells the worker its address (NannyEnv)
-		if lc.opts.Security != nil {
-			var err error
-			if sopts, err = lc.opts.Security.ServerOptions(); err != nil {
-				return fmt.Errorf("local cluster: %w", err)
-			}
+		var err error
+		if sopts, err = lc.sec.ServerOptions(); err != nil {
+			return fmt.Errorf("local cluster: %w", err)
 		}
 	}
 	b, err := json.Marshal(spec)
@@ -309,12 +334,16 @@ func (lc *LocalCluster) Client(ctx context.Context, opts ...ClientOption) (*Clie
 	if lc.opts.InProcess && lc.opts.Registry != nil {
 		opts = append([]ClientOption{WithRegistry(lc.opts.Registry)}, opts...)
 	}
-	opts = append([]ClientOption{withScratchDir(lc.shared)}, opts...)
-	if lc.opts.Security != nil {
-		opts = append([]ClientOption{WithSecurity(*lc.opts.Security)}, opts...)
-	}
+	opts = append([]ClientOption{withScratchDir(lc.shared), WithSecurity(lc.sec)}, opts...)
 	return Connect(ctx, lc.Address(), opts...)
 }
+
+// Security returns how the cluster's processes secure their connections:
+// the certificates (and token) of LocalClusterOptions.Security, or the
+// temporary ones the cluster made, valid until Close. Programs that
+// connect to the cluster otherwise than with Client, or workers that join
+// it, use it: Connect(ctx, lc.Address(), WithSecurity(lc.Security())).
+func (lc *LocalCluster) Security() security.Config { return lc.sec }
 
 // WorkerProcesses returns the worker processes running now, one per
 // worker (a restarted one replaces the one that died), in the order the
@@ -362,6 +391,11 @@ func (lc *LocalCluster) Close() error {
 	wg.Wait()
 	if rerr := os.RemoveAll(lc.shared); rerr != nil && err == nil {
 		err = fmt.Errorf("local cluster: remove %s: %w", lc.shared, rerr)
+	}
+	if lc.tlsDir != "" {
+		if rerr := os.RemoveAll(lc.tlsDir); rerr != nil && err == nil {
+			err = fmt.Errorf("local cluster: remove the temporary certificates in %s: %w", lc.tlsDir, rerr)
+		}
 	}
 	return err
 }

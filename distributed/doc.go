@@ -94,5 +94,10 @@
 // Package security gives mutual TLS between all processes and an optional
 // token (LocalClusterOptions.Security, WithSecurity, the --tls-* and
 // --token-file flags); security.NewLocal makes temporary certificates.
-// Without it, connections are plaintext.
+// Plaintext is used only when asked for: a LocalCluster without Security
+// uses mutual TLS with temporary certificates it makes (its Client and
+// Security methods hand them on, and Close removes them); Connect needs
+// WithSecurity; `shoal scheduler` and `shoal worker` refuse to start
+// without the --tls-* flags or --insecure, on loopback too. Plaintext is
+// asked for with security.Config{Insecure: true} and --insecure.
 package distributed

@@ -13,7 +13,7 @@ import (
 // Info describes a cluster as a client sees it.
 type Info struct {
 	Client           string // the client's id on the scheduler
-	Connection       string // how the client reaches the scheduler, such as "tcp://127.0.0.1:8786"
+	Connection       string // how the client reaches the scheduler: "tls://127.0.0.1:8786", or "tcp://..." in plaintext
 	Scheduler        string // the scheduler's address
 	SchedulerID      string
 	DashboardAddress string // host:port (or URL) of the scheduler's dashboard; empty when it serves none. See DashboardURL
@@ -49,12 +49,22 @@ func (c *Client) Info(ctx context.Context) (*Info, error) {
 		return nil, fmt.Errorf("info from scheduler %s: %w", c.addr, err)
 	}
 	info := infoFromWire(ci)
-	info.Client, info.Connection = c.id, "tcp://"+c.addr
+	info.Client, info.Connection = c.id, c.scheme()+c.addr
 	info.DashboardAddress = reachable(info.DashboardAddress, c.addr)
 	c.mu.Lock()
 	c.info = info
 	c.mu.Unlock()
 	return info, nil
+}
+
+// scheme is "tls://" when the client's connections use TLS, else "tcp://".
+func (c *Client) scheme() string {
+	switch {
+	case c.cfg.security != nil && !c.cfg.security.Insecure,
+		c.cfg.creds != nil && c.cfg.creds.Info().SecurityProtocol == "tls":
+		return "tls://"
+	}
+	return "tcp://"
 }
 
 func infoFromWire(ci *wire.ClusterInfo) *Info {

@@ -42,13 +42,15 @@ func WithRegistry(r *graph.Registry) ClientOption { return func(c *clientConfig)
 func WithName(name string) ClientOption { return func(c *clientConfig) { c.name = name } }
 
 // WithTransportCredentials secures the connections to the scheduler and
-// the workers (for example mutual TLS); the default is plaintext.
+// the workers (for example mutual TLS; insecure.NewCredentials() for
+// plaintext). Connect needs it or WithSecurity.
 func WithTransportCredentials(creds credentials.TransportCredentials) ClientOption {
 	return func(c *clientConfig) { c.creds = creds }
 }
 
 // WithSecurity secures the connections to the scheduler and the workers
-// as sec says: mutual TLS with the cluster's CA, and its token.
+// as sec says: mutual TLS with the cluster's CA, and its token; or
+// plaintext, when sec.Insecure asks for it.
 func WithSecurity(sec security.Config) ClientOption {
 	return func(c *clientConfig) { c.security = &sec }
 }

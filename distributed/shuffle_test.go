@@ -26,7 +26,7 @@ import (
 func TestShuffleBetweenWorkerDirs(t *testing.T) {
 	lc, c := newCluster(t, distributed.LocalClusterOptions{Workers: 1, InProcess: true})
 	// A second worker with a directory of its own.
-	w, err := worker.New(worker.Config{Scheduler: lc.Address(), Threads: 1})
+	w, err := worker.New(joiningWorker(t, lc)) // with the cluster's certificates
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestShuffleBetweenWorkerDirs(t *testing.T) {
 // and the worker whose shards are gone.
 func TestShuffleWorkerLeavesBetweenDirs(t *testing.T) {
 	lc, c := newCluster(t, distributed.LocalClusterOptions{Workers: 1, InProcess: true})
-	w, err := worker.New(worker.Config{Scheduler: lc.Address(), Threads: 1})
+	w, err := worker.New(joiningWorker(t, lc)) // with the cluster's certificates
 	if err != nil {
 		t.Fatal(err)
 	}

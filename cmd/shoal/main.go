@@ -1,10 +1,17 @@
 // Command shoal runs the processes of a Shoal cluster: a scheduler, and
 // workers that connect to it.
 //
-//	shoal scheduler [--addr HOST:PORT] [--dashboard-address HOST:PORT] [--metrics-listen HOST:PORT]
-//	shoal worker SCHEDULER_ADDR [--threads N] [--memory-limit 4GiB] [--local-dir DIR]
-//	             [--name NAME] [--resources GPU=1,...] [--listen HOST:PORT] [--nanny]
-//	             [--pause 0.8] [--terminate 0.95] [--metrics-listen HOST:PORT]
+//	shoal scheduler (--tls-ca FILE --tls-cert FILE --tls-key FILE | --insecure) [--addr HOST:PORT]
+//	                [--dashboard-address HOST:PORT] [--metrics-listen HOST:PORT] [--token-file FILE]
+//	shoal worker SCHEDULER_ADDR (--tls-ca FILE --tls-cert FILE --tls-key FILE | --insecure)
+//	             [--threads N] [--memory-limit 4GiB] [--local-dir DIR] [--name NAME]
+//	             [--resources GPU=1,...] [--listen HOST:PORT] [--nanny] [--pause 0.8]
+//	             [--terminate 0.95] [--metrics-listen HOST:PORT] [--token-file FILE]
+//
+// Every process of a cluster uses mutual TLS, with a certificate signed by
+// the cluster's CA (--tls-ca, --tls-cert, --tls-key), or plaintext when
+// asked for with --insecure; without either, the commands refuse to
+// start, on loopback too.
 //
 // A worker started by this command has the built-in ops of Shoal
 // registered (graph, dataframe, array), and no others. Programs that
@@ -32,7 +39,6 @@ import (
 	_ "github.com/shoal-data/shoal/array" // registers the array ops
 	_ "github.com/shoal-data/shoal/dataframe"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed"
@@ -47,6 +53,11 @@ const usage = `Usage:
   shoal scheduler [flags]                 run a scheduler
   shoal worker SCHEDULER_ADDR [flags]     run a worker connected to the scheduler at SCHEDULER_ADDR
   shoal help [scheduler|worker]           show this help, or a command's flags
+
+Every process of a cluster needs security flags: mutual TLS with
+--tls-ca, --tls-cert and --tls-key (certificates signed by one CA, the same
+for every process and client), or plaintext asked for with --insecure. Without
+them, the commands refuse to start, on loopback too.
 
 A worker started by this command has Shoal's built-in operations registered
 (graph, dataframe and array) and nothing else. The scheduler refuses a client
@@ -107,22 +118,22 @@ func (f *securityFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cert, "tls-cert", "", "PEM `file` of this process's certificate")
 	fs.StringVar(&f.key, "tls-key", "", "PEM `file` of this process's key")
 	fs.StringVar(&f.tokenFile, "token-file", "", "`file` holding the token every call must carry")
-	fs.BoolVar(&f.insecure, "insecure", false, "allow plaintext beyond loopback (without TLS flags, only loopback addresses are served and reached)")
+	fs.BoolVar(&f.insecure, "insecure", false, "use plaintext connections, without TLS: required without the --tls-* flags, on loopback too")
 }
 
-// config returns the security configuration, or nil for plaintext.
-// Plaintext beyond loopback must be asked for with --insecure: addrs are
-// the addresses served or reached.
-func (f *securityFlags) config(addrs ...string) (*security.Config, error) {
-	if f.ca == "" && f.cert == "" && f.key == "" && f.tokenFile == "" {
-		for _, a := range addrs {
-			if !f.insecure && !security.IsLoopback(a) {
-				return nil, fmt.Errorf("%s: %w", a, security.ErrPlaintext)
-			}
-		}
-		return nil, nil
+// errNoSecurity is the error of a command given neither TLS flags nor
+// --insecure.
+var errNoSecurity = fmt.Errorf("no TLS certificates given: give --tls-ca, --tls-cert and --tls-key "+
+	"(PEM files; one CA signs every process's certificate), or --insecure to use plaintext connections: %w",
+	security.ErrPlaintext)
+
+// config returns the security configuration. Plaintext must be asked for
+// with --insecure, on loopback too.
+func (f *securityFlags) config() (*security.Config, error) {
+	if f.ca == "" && f.cert == "" && f.key == "" && !f.insecure {
+		return nil, errNoSecurity
 	}
-	c := &security.Config{CAFile: f.ca, CertFile: f.cert, KeyFile: f.key, Insecure: f.ca == "" && f.cert == "" && f.key == ""}
+	c := &security.Config{CAFile: f.ca, CertFile: f.cert, KeyFile: f.key, Insecure: f.insecure}
 	if f.tokenFile != "" {
 		b, err := os.ReadFile(f.tokenFile)
 		if err != nil {
@@ -133,12 +144,8 @@ func (f *securityFlags) config(addrs ...string) (*security.Config, error) {
 	return c, nil
 }
 
-// grpcOptions returns the server and dial options of sec (plaintext when
-// nil).
+// grpcOptions returns the server and dial options of sec.
 func grpcOptions(sec *security.Config) ([]grpc.ServerOption, []grpc.DialOption, error) {
-	if sec == nil {
-		return nil, []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, nil
-	}
 	so, err := sec.ServerOptions()
 	if err != nil {
 		return nil, nil, err
@@ -184,7 +191,11 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	var lf logFlags
 	lf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: shoal scheduler [flags]\n\nRuns a scheduler until interrupted. Workers and clients connect to its address.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: shoal scheduler (--tls-ca FILE --tls-cert FILE --tls-key FILE | --insecure) [flags]\n\n"+
+			"Runs a scheduler until interrupted. Workers and clients connect to its address.\n\n"+
+			"It needs mutual TLS (--tls-ca, --tls-cert, --tls-key: PEM files, with one CA for every\n"+
+			"process and client of the cluster), or plaintext asked for with --insecure, on\n"+
+			"loopback too. Clients then connect with distributed.WithSecurity.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -198,7 +209,7 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sec, err := sf.config(*addr)
+	sec, err := sf.config()
 	if err != nil {
 		return err
 	}
@@ -246,13 +257,16 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	var lf logFlags
 	lf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: shoal worker SCHEDULER_ADDR [flags]
+		fmt.Fprintf(stderr, `Usage: shoal worker SCHEDULER_ADDR (--tls-ca FILE --tls-cert FILE --tls-key FILE | --insecure) [flags]
 
 Runs a worker connected to the scheduler at SCHEDULER_ADDR (host:port) until
 interrupted or told to stop by the scheduler. It runs Shoal's built-in
 operations (graph, dataframe, array) only: a client program that registers
 functions of its own is refused by the scheduler; start workers from that
 program instead (distributed.NewLocalCluster and distributed.ServeIfWorker).
+
+It needs mutual TLS (--tls-ca, --tls-cert, --tls-key: certificates signed by
+the scheduler's CA), or plaintext asked for with --insecure, on loopback too.
 
 With --nanny, the worker runs as a child process of a nanny, which serves a
 control service on the host of --listen (any free port): the scheduler asks it
@@ -292,7 +306,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	sec, err := sf.config(positional[0], *listen)
+	sec, err := sf.config()
 	if err != nil {
 		return err
 	}

@@ -45,10 +45,19 @@ func TestHelpAndUsage(t *testing.T) {
 		{[]string{"worker"}, 2, "Usage: shoal worker"},
 		{[]string{"worker", "127.0.0.1:1", "--memory-limit", "lots"}, 1, "--memory-limit"},
 		{[]string{"worker", "127.0.0.1:1", "--resources", "GPU"}, 1, "NAME=AMOUNT"},
-		{[]string{"worker", "10.1.2.3:8786"}, 1, "plaintext beyond loopback was not asked for"},
-		{[]string{"worker", "127.0.0.1:1", "--listen", "0.0.0.0:0"}, 1, "plaintext beyond loopback"},
-		{[]string{"scheduler", "--addr", ":0"}, 1, "plaintext beyond loopback"},
+		{[]string{"help"}, 0, "--insecure"},
+		{[]string{"scheduler", "--help"}, 0, "-insecure"},
+		{[]string{"worker", "--help"}, 0, "or plaintext asked for with --insecure, on loopback too"},
+		// Plaintext only when asked for, on loopback too.
+		{[]string{"worker", "10.1.2.3:8786"}, 1, "no TLS certificates given: give --tls-ca, --tls-cert and --tls-key"},
+		{[]string{"worker", "127.0.0.1:1"}, 1, "or --insecure to use plaintext connections"},
+		{[]string{"worker", "127.0.0.1:1", "--listen", "0.0.0.0:0"}, 1, "no TLS certificates given"},
+		{[]string{"scheduler"}, 1, "no TLS certificates given"},
+		{[]string{"scheduler", "--addr", ":0"}, 1, "no TLS certificates given"},
+		{[]string{"scheduler", "--addr", "127.0.0.1:0", "--token-file", "x"}, 1, "no TLS certificates given"},
 		{[]string{"scheduler", "--addr", "127.0.0.1:0", "--tls-ca", "x"}, 1, "needs a CA file"},
+		{[]string{"scheduler", "--addr", "127.0.0.1:0", "--insecure", "--tls-ca", "x", "--tls-cert", "y", "--tls-key", "z"},
+			1, "both TLS files and Insecure given"},
 	}
 	for _, tc := range tests {
 		var out bytes.Buffer

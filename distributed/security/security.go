@@ -260,6 +260,8 @@ func IsLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// ErrPlaintext is the error of plaintext connections or servers beyond
-// loopback that were not asked for.
-var ErrPlaintext = errors.New("plaintext beyond loopback was not asked for: give TLS certificates, or ask for plaintext explicitly (security.Config{Insecure: true}, --insecure)")
+// ErrPlaintext is the error of plaintext connections or servers that were
+// not asked for: a client without security (distributed.Connect), a
+// command without TLS flags (shoal scheduler, shoal worker), or a
+// scheduler, worker or nanny serving beyond loopback without TLS.
+var ErrPlaintext = errors.New("plaintext was not asked for: give TLS certificates, or ask for plaintext explicitly (security.Config{Insecure: true}, --insecure)")
