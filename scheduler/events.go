@@ -87,6 +87,10 @@ type WorkerRemoved struct {
 	Meta
 	Worker string
 	Reason string
+	// Safe says the worker stopped on purpose (its nanny restarted it):
+	// the tasks it was running are not suspected of killing it, so that
+	// it does not count towards their AllowedFailures.
+	Safe bool
 }
 
 // WorkerRetiring reports that a worker is shutting down gracefully: it gets

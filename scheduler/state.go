@@ -627,7 +627,7 @@ func (s *State) handleWorkerAdded(e *WorkerAdded) {
 	info := e.Worker
 	if old, ok := s.workers[info.Name]; ok && old.state != WorkerGone {
 		// A worker that reconnects under the same name: start afresh.
-		s.removeWorker(old, "replaced by a new worker of the same name")
+		s.removeWorker(old, "replaced by a new worker of the same name", false)
 	}
 	if info.Threads <= 0 {
 		info.Threads = 1
@@ -653,10 +653,10 @@ func (s *State) handleWorkerRemoved(e *WorkerRemoved) {
 	if !ok || w.state == WorkerGone {
 		return
 	}
-	s.removeWorker(w, e.Reason)
+	s.removeWorker(w, e.Reason, e.Safe)
 }
 
-func (s *State) removeWorker(w *worker, reason string) {
+func (s *State) removeWorker(w *worker, reason string, safe bool) {
 	w.state = WorkerGone
 	delete(s.workers, w.info.Name)
 	for i, x := range s.wlist {
@@ -692,6 +692,11 @@ func (s *State) removeWorker(w *worker, reason string) {
 			continue
 		}
 		t.resubmit = false
+		if safe {
+			s.setState(t, Released)
+			s.recommend(t, Waiting)
+			continue
+		}
 		t.lost = append(t.lost, w.info.Name)
 		t.lostWhy = append(t.lostWhy, reason)
 		if len(t.lost) >= s.cfg.AllowedFailures {

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -381,6 +382,47 @@ func TestKilledWorker(t *testing.T) {
 	var kw *KilledWorkerError
 	if !errors.As(m.errs["c"]["bad"], &kw) || len(kw.Workers) != 2 {
 		t.Fatalf("error %v, want KilledWorkerError", m.errs["c"]["bad"])
+	}
+}
+
+// TestWorkerRemovedSafe: workers stopped on purpose (restarted by their
+// nanny) do not count towards a task's AllowedFailures; those that die do.
+func TestWorkerRemovedSafe(t *testing.T) {
+	tests := []struct {
+		name   string
+		safe   []bool // how each worker that runs the task is removed
+		killed bool
+	}{
+		{"died twice: killed", []bool{false, false}, true},
+		{"restarted twice: runs again", []bool{true, true}, false},
+		{"restarted then died: runs again", []bool{true, false}, false},
+		{"restarted three times, died twice: killed", []bool{true, false, true, false}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newSim(t, Config{AllowedFailures: 2})
+			m.addWorker("w0", 1, nil)
+			m.submit("c", gb(t, "bad"), "bad")
+			for i, safe := range tc.safe {
+				next := fmt.Sprintf("w%d", i+1)
+				m.addWorker(next, 1, nil)
+				prev := fmt.Sprintf("w%d", i)
+				delete(m.running, prev)
+				delete(m.held, prev)
+				m.handle(&WorkerRemoved{Worker: prev, Reason: "test", Safe: safe})
+			}
+			var kw *KilledWorkerError
+			if killed := errors.As(m.errs["c"]["bad"], &kw); killed != tc.killed {
+				t.Fatalf("error %v, want killed %v", m.errs["c"]["bad"], tc.killed)
+			}
+			if tc.killed {
+				return
+			}
+			m.runAll()
+			if m.results["c"]["bad"] != 1 {
+				t.Fatalf("not computed after the restarts: %v", m.errs)
+			}
+		})
 	}
 }
 

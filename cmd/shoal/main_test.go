@@ -246,7 +246,7 @@ func TestEnvironNannyJoinsLater(t *testing.T) {
 	}
 	found := false
 	for _, r := range s.SchedulerLogs(0) {
-		found = found || r.Message == "worker lost" && strings.Contains(r.Attrs["reason"],
+		found = found || r.Message == "worker left" && strings.Contains(r.Attrs["reason"],
 			"restarted by its nanny to set environment variables "+environVar)
 	}
 	if !found {

@@ -464,7 +464,12 @@ func (s *Server) nannyEnviron(ctx context.Context, t pluginTarget, req *wire.Plu
 	if err != nil {
 		return false, 0, fmt.Errorf("worker %s: nanny %s: %w", t.addr, t.nanny, err)
 	}
+	// The nanny may restart the worker: its tasks are not to blame.
+	s.markRestarting(t, 1)
 	rep, err := wire.NewNannyClient(conn).Environ(ctx, &wire.EnvironRequest{Vars: vars})
+	if err != nil || !rep.Restarted {
+		s.markRestarting(t, -1)
+	}
 	if err != nil {
 		return false, 0, fmt.Errorf("worker %s: %s", t.addr, status.Convert(err).Message())
 	}
@@ -473,6 +478,16 @@ func (s *Server) nannyEnviron(ctx context.Context, t pluginTarget, req *wire.Plu
 			"nanny", t.nanny, "old_pid", t.pid, "pid", rep.Pid)
 	}
 	return rep.Restarted, rep.Pid, nil
+}
+
+// markRestarting counts a call to the nanny of t that may restart it
+// (delta 1), or its end without a restart (-1).
+func (s *Server) markRestarting(t pluginTarget, delta int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if wc := s.workers[t.addr]; wc != nil && wc.info.Pid == t.pid {
+		wc.restarting += delta
+	}
 }
 
 // waitRestarted waits until the worker t has left and a worker process of

@@ -36,6 +36,9 @@ type workerConn struct {
 	cancel   context.CancelFunc
 	lastSeen time.Time
 	lost     string // why the server dropped it, if it did
+	// restarting counts the calls to its nanny that may restart it (to
+	// set environment variables): its removal meanwhile is safe.
+	restarting int
 	logs     []*wire.LogRecord
 	memory   *wire.Memory
 }
@@ -167,9 +170,12 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 		s.removeWorker(wc)
 		s.keepGone(wc, reason)
 		s.metrics.removed.Inc()
-		if wc.shutdown {
+		switch {
+		case wc.shutdown:
 			s.logger.Info("worker left", "worker", wc.addr)
-		} else {
+		case wc.restarting > 0:
+			s.logger.Info("worker left", "worker", wc.addr, "reason", reason)
+		default:
 			s.logger.Warn("worker lost", "worker", wc.addr, "reason", reason)
 		}
 		s.hub.Publish(diagnostics.Event{Kind: diagnostics.WorkerRemoved, Worker: wc.addr, Err: reason})
@@ -188,7 +194,7 @@ func (s *Server) removeWorker(wc *workerConn) {
 	if reason == "" {
 		reason = "connection closed"
 	}
-	s.handle(&scheduler.WorkerRemoved{Meta: now(), Worker: wc.addr, Reason: reason})
+	s.handle(&scheduler.WorkerRemoved{Meta: now(), Worker: wc.addr, Reason: reason, Safe: wc.restarting > 0})
 	s.signalChange()
 	s.flush()
 }
