@@ -39,8 +39,8 @@ type workerConn struct {
 	// restarting counts the calls to its nanny that may restart it (to
 	// set environment variables): its removal meanwhile is safe.
 	restarting int
-	logs     []*wire.LogRecord
-	memory   *wire.Memory
+	logs       []*wire.LogRecord
+	memory     *wire.Memory
 }
 
 func (wc *workerConn) push(in *wire.Instruction) { wc.out = append(wc.out, in) }
