@@ -3,6 +3,7 @@ package agg
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"slices"
 )
 
 // grouper gives each distinct tuple of key values a dense group id, in the
@@ -273,4 +274,11 @@ func (t *tupleTable) resize(n int) {
 		slots[i] = s
 	}
 	t.slots, t.mask = slots, mask
+	// Room for the ids the table takes before it grows again, so that
+	// appending to them does not copy them over and over (append grows
+	// large slices by a quarter at a time).
+	if ids := n / 2; cap(t.hashes) < ids {
+		t.hashes = slices.Grow(t.hashes, ids-len(t.hashes))
+		t.tuples = slices.Grow(t.tuples, ids*t.k-len(t.tuples))
+	}
 }
