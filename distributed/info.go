@@ -30,7 +30,7 @@ type WorkerInfo struct {
 	Name        string
 	Threads     int
 	MemoryLimit int64 // bytes; 0 means none
-	Nanny       string
+	Nanny       string // host:port of its nanny's control service; empty when it has no nanny
 	LocalDir    string
 	Resources   map[string]float64
 	PID         int
