@@ -29,7 +29,7 @@ type WorkerInfo struct {
 	Address     string
 	Name        string
 	Threads     int
-	MemoryLimit int64 // bytes; 0 means none
+	MemoryLimit int64  // bytes; 0 means none
 	Nanny       string // host:port of its nanny's control service; empty when it has no nanny
 	LocalDir    string
 	Resources   map[string]float64
