@@ -4,6 +4,7 @@ package parquet
 // expected values below are written by hand from the generator's SQL.
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/shoal-data/shoal/io/storage"
 )
 
 // typesRows is the table "types" of the generator, as the reader returns
@@ -142,6 +145,25 @@ func TestReadDuckDBEncodings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPartsByWidthInMemory: parts are sized by what the columns take in
+// memory. Column d (date32, 4 bytes a row, 50 values) is stored as
+// dictionary indices of a few bits: by its pages, the whole file would be
+// one part, read by one thread.
+func TestPartsByWidthInMemory(t *testing.T) {
+	ctx := context.Background()
+	plan, err := PlanRead(ctx, storage.Local{}, []string{"testdata/stats.parquet"}, Options{Columns: []string{"d"}, TargetBytes: 2048*4 + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groups [][]int
+	for _, p := range plan.Parts {
+		groups = append(groups, p.RowGroups)
+	}
+	if want := [][]int{{0}, {1}, {2}}; fmt.Sprint(groups) != fmt.Sprint(want) {
+		t.Errorf("parts of row groups %v, want %v", groups, want)
 	}
 }
 

@@ -966,7 +966,15 @@ func coalesce(info *fileInfo, cols []planColumn, sel *selection, target int64) [
 		var size int64
 		for _, c := range cols {
 			if c.col != nil {
-				size += rg.Columns[info.cols[info.byName[c.name]].leaf].MetaData.TotalUncompressedSize
+				// What the column takes in memory: at least its values'
+				// width per row (dictionary-encoded pages are far smaller
+				// than the column they hold, which would make one part of
+				// a whole file, read by one thread).
+				s := rg.Columns[info.cols[info.byName[c.name]].leaf].MetaData.TotalUncompressedSize
+				if fw, ok := c.typ.(arrow.FixedWidthDataType); ok {
+					s = max(s, rows*int64(max(fw.BitWidth()/8, 1)))
+				}
+				size += s
 			}
 		}
 		var ranges []RowRange
