@@ -520,7 +520,10 @@ func (w *Worker) sendLoop(ctx context.Context, stream wire.Scheduler_WorkerStrea
 			b.Memory = &wire.Memory{Managed: w.store.managed, Spilled: w.store.spilled}
 		}
 		w.mu.Unlock()
-		if heartbeat {
+		if heartbeat && !w.cfg.InProcess {
+			// A worker sharing its process with others (a test cluster)
+			// has no process memory of its own: the process's would
+			// make the scheduler pause it for what others use.
 			b.Memory.Process = procmem.RSS()
 		}
 		b.Logs = w.drainLogs()
