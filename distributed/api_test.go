@@ -15,7 +15,6 @@ import (
 
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/distributed/server"
-	"github.com/shoal-data/shoal/distributed/worker"
 	"github.com/shoal-data/shoal/graph"
 )
 
@@ -250,18 +249,7 @@ func TestPlugins(t *testing.T) {
 		t.Fatalf("register: %v %v", st, err)
 	}
 	// A worker that joins later gets it too.
-	w, err := worker.New(joiningWorker(t, lc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, stop := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(wctx) }()
-	defer func() {
-		stop()
-		<-ran
-		w.Close()
-	}()
+	runJoiningWorker(t, lc)
 	eventually(t, "the late worker set the plugin up", func() bool {
 		countingMu.Lock()
 		defer countingMu.Unlock()

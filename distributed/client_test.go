@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,6 +46,30 @@ func joiningWorker(t *testing.T, lc *distributed.LocalCluster) worker.Config {
 		t.Fatal(err)
 	}
 	return worker.Config{Scheduler: lc.Address(), Threads: 1, ServerOptions: sopts, DialOptions: dopts}
+}
+
+// runJoiningWorker starts a worker of one thread, with a directory of its
+// own, that joins lc. stop stops and closes it; it may be called more than
+// once, and is called at the end of the test.
+func runJoiningWorker(t *testing.T, lc *distributed.LocalCluster) (w *worker.Worker, stop func()) {
+	t.Helper()
+	w, err := worker.New(joiningWorker(t, lc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-ran
+			w.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return w, stop
 }
 
 // eventually polls cond until it holds or the deadline passes: for state

@@ -15,7 +15,6 @@ import (
 	"github.com/shoal-data/shoal/dataframe/dftest"
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed"
-	"github.com/shoal-data/shoal/distributed/worker"
 	"github.com/shoal-data/shoal/local"
 )
 
@@ -26,18 +25,7 @@ import (
 func TestShuffleBetweenWorkerDirs(t *testing.T) {
 	lc, c := newCluster(t, distributed.LocalClusterOptions{Workers: 1, InProcess: true})
 	// A second worker with a directory of its own.
-	w, err := worker.New(joiningWorker(t, lc)) // with the cluster's certificates
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, stop := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(wctx) }()
-	defer func() {
-		stop()
-		<-ran
-		w.Close()
-	}()
+	w, _ := runJoiningWorker(t, lc)
 	eventually(t, "the second worker joined", func() bool {
 		info, err := c.Info(context.Background())
 		return err == nil && len(info.Workers) == 2
@@ -90,13 +78,7 @@ func TestShuffleBetweenWorkerDirs(t *testing.T) {
 // and the worker whose shards are gone.
 func TestShuffleWorkerLeavesBetweenDirs(t *testing.T) {
 	lc, c := newCluster(t, distributed.LocalClusterOptions{Workers: 1, InProcess: true})
-	w, err := worker.New(joiningWorker(t, lc)) // with the cluster's certificates
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, stop := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(wctx) }()
+	w, stop := runJoiningWorker(t, lc)
 	eventually(t, "the second worker joined", func() bool {
 		info, err := c.Info(context.Background())
 		return err == nil && len(info.Workers) == 2
@@ -110,8 +92,6 @@ func TestShuffleWorkerLeavesBetweenDirs(t *testing.T) {
 				once.Do(func() {
 					go func() {
 						stop()
-						<-ran
-						w.Close()
 						close(left)
 					}()
 				})
@@ -122,8 +102,6 @@ func TestShuffleWorkerLeavesBetweenDirs(t *testing.T) {
 	defer func() {
 		once.Do(func() {
 			stop()
-			<-ran
-			w.Close()
 			close(left)
 		})
 		<-left
