@@ -92,6 +92,7 @@ func (a *Allocator) allocate(size int) ([]byte, bool) {
 	return b, false
 }
 
+// Reallocate grows or shrinks a buffer, keeping its contents.
 func (a *Allocator) Reallocate(size int, b []byte) []byte {
 	if cap(b) >= size {
 		old := len(b)
