@@ -290,7 +290,7 @@ func (n *Nanny) Environ(ctx context.Context, vars map[string]string) (pid int, r
 	n.mu.Unlock()
 	n.logger.Info("nanny is restarting the worker to set environment variables", "pid", p.cmd.Process.Pid,
 		"names", strings.Join(names, ","))
-	n.stopProc(p)
+	n.stopProc(p, n.cfg.StopGrace)
 	select {
 	case <-next:
 	case <-n.done:
@@ -315,10 +315,10 @@ func hasVars(env, vars map[string]string) bool {
 }
 
 // stopProc stops a worker process gracefully: it closes its standard
-// input, and kills it when it has not ended after StopGrace.
-func (n *Nanny) stopProc(p *nannyProc) {
+// input, and kills it when it has not ended after grace.
+func (n *Nanny) stopProc(p *nannyProc, grace time.Duration) {
 	p.stdin.Close()
-	t := time.NewTimer(n.cfg.StopGrace)
+	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-p.exited:
@@ -558,16 +558,7 @@ func (n *Nanny) Close(grace time.Duration) {
 	n.mu.Lock()
 	p := n.cur
 	n.mu.Unlock()
-	p.stdin.Close()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-	case <-t.C:
-		n.logger.Warn("worker process did not stop; killing it", "pid", p.cmd.Process.Pid)
-		p.cmd.Process.Kill()
-		<-p.exited
-	}
+	n.stopProc(p, grace)
 	<-n.done
 	n.stopServing()
 }
