@@ -5,28 +5,39 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
+// mixedCSV returns rows of every kind of value, nulls (a row in 13), bad
+// values in column v (a row in 97), quoted strings with newlines and
+// doubled quotes, and booleans of both values; the last column is called
+// last.
+func mixedCSV(rows int, last string) string {
+	var b strings.Builder
+	b.WriteString("k,v,b,d,s,f," + last + "\n")
+	for i := range rows {
+		switch {
+		case i%97 == 5:
+			b.WriteString("x,notanumber,true,2020-01-01,\"q\"\"s\",1.5,1\n")
+		case i%13 == 0:
+			b.WriteString(",,,,,,\n")
+		default:
+			b.WriteString("k" + itoa(int64(i%10)) + "," + itoa(int64(i)) + "," + strconv.FormatBool(i%3 == 0) +
+				",2020-01-02,\"s\n" + itoa(int64(i)) + "\",2.25,-3\n")
+		}
+	}
+	return b.String()
+}
+
 // TestAllocator reads with a checked allocator: every buffer of the
 // records comes from it and is given back when they are released, also
 // when reading fails.
 func TestAllocator(t *testing.T) {
-	data := "k,v,b,d,s,f,i8\n"
-	for i := range 3000 {
-		switch {
-		case i%97 == 5:
-			data += "x,notanumber,true,2020-01-01,\"q\"\"s\",1.5,1\n"
-		case i%13 == 0:
-			data += ",,,,,,\n"
-		default:
-			data += "k" + itoa(int64(i%10)) + "," + itoa(int64(i)) + ",false,2020-01-02,\"s\n" + itoa(int64(i)) + "\",2.25,-3\n"
-		}
-	}
-	fsys := newMemFS(map[string]string{"a.csv": data})
+	fsys := newMemFS(map[string]string{"a.csv": mixedCSV(3000, "i8")})
 	types := map[string]arrow.DataType{"v": arrow.PrimitiveTypes.Int64, "s": arrow.BinaryTypes.String, "i8": arrow.PrimitiveTypes.Int8}
 	tests := []struct {
 		name string
@@ -91,18 +102,7 @@ func (d dirtyAllocator) AllocateUninit(size int) []byte {
 // nulls and booleans must be those read with zeroed memory, and the bits
 // of bitmaps past the last row must be clear.
 func TestUninitializedMemory(t *testing.T) {
-	data := "k,v,b,d,s,f,i32\n"
-	for i := range 1000 {
-		switch {
-		case i%97 == 5:
-			data += "x,notanumber,true,2020-01-01,\"q\"\"s\",1.5,1\n"
-		case i%13 == 0:
-			data += ",,,,,,\n"
-		default:
-			data += "k" + itoa(int64(i%10)) + "," + itoa(int64(i)) + "," + strconv.FormatBool(i%3 == 0) + ",2020-01-02,s" + itoa(int64(i)) + ",2.25,-3\n"
-		}
-	}
-	fsys := newMemFS(map[string]string{"a.csv": data})
+	fsys := newMemFS(map[string]string{"a.csv": mixedCSV(1000, "i32")})
 	opts := Options{BadRows: Skip, Dictionary: []string{"k"}, BlockSize: 3000,
 		Types: map[string]arrow.DataType{"v": arrow.PrimitiveTypes.Int64, "i32": arrow.PrimitiveTypes.Int32}}
 	_, _, want, _, err := readFS(fsys, []string{"a.csv"}, opts, ReadOptions{})
