@@ -13,13 +13,14 @@ import (
 // most bytes of t's inputs, then the least loaded, then the first to join.
 // It returns nil when no allowed worker has a free slot.
 func (s *State) decideWorker(t *task) *worker {
-	if w := t.prefer; w != nil && s.canTake(w, t) && s.allowed(t, w) && hasResources(t, w) {
+	d := s.meanDuration(t)
+	if w := t.prefer; w != nil && s.canTake(w, d) && s.allowed(t, w) && hasResources(t, w) {
 		return w
 	}
 	var best *worker
 	var bestBytes int64 = -1
 	for _, w := range s.wlist {
-		if !s.canTake(w, t) || !s.allowed(t, w) || !hasResources(t, w) {
+		if !s.canTake(w, d) || !s.allowed(t, w) || !hasResources(t, w) {
 			continue
 		}
 		var b int64
@@ -35,21 +36,26 @@ func (s *State) decideWorker(t *task) *worker {
 	return best
 }
 
-// canTake reports whether w has a free slot for t: one of its Saturation
-// slots, or, for a task of a prefix known to be short, one of the slots
-// that Config.Backlog allows.
-func (s *State) canTake(w *worker, t *task) bool {
+// meanDuration is the mean compute seconds of t's prefix so far, when
+// Config.Backlog needs it; 0 when unknown or not needed.
+func (s *State) meanDuration(t *task) float64 {
+	if s.cfg.Backlog <= 0 {
+		return 0
+	}
+	return s.durations[t.key.Prefix()]
+}
+
+// canTake reports whether w has a free slot for a task whose prefix takes
+// d seconds on average (0: unknown): one of its Saturation slots, or, for
+// a short task, one of the slots that Config.Backlog allows.
+func (s *State) canTake(w *worker, d float64) bool {
 	if w.state != WorkerRunning {
 		return false
 	}
 	if w.processing < w.slots {
 		return true
 	}
-	if w.processing >= w.maxSlots {
-		return false
-	}
-	d := s.durations[t.key.Prefix()]
-	if d <= 0 {
+	if w.processing >= w.maxSlots || d <= 0 {
 		return false
 	}
 	return float64(w.processing) < float64(w.info.Threads)*s.cfg.Backlog.Seconds()/d
