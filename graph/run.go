@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // RunTask runs t's op on the values of its dependencies. A panic in the op
@@ -45,7 +47,32 @@ func RunOp(ctx context.Context, op *Op, t *Task, inputs []any, env *Env) (v any,
 	if len(inputs) != len(t.Deps) {
 		return nil, fmt.Errorf("task %q has %d dependencies but got %d inputs", t.Key, len(t.Deps), len(inputs))
 	}
-	return op.Run(ctx, OpInput{Key: t.Key, Params: t.Params, Inputs: inputs, Env: env})
+	v, err = op.Run(ctx, OpInput{Key: t.Key, Params: t.Params, Inputs: inputs, Env: env})
+	if err == nil {
+		settleNulls(v)
+	}
+	return v, err
+}
+
+// settleNulls computes the null counts that Arrow computes lazily (those
+// of slices): a result can be the input of several tasks running at once,
+// and the first NullN call on such an array writes the count, which would
+// race with the others' reads.
+func settleNulls(v any) {
+	switch x := v.(type) {
+	case arrow.RecordBatch:
+		for _, c := range x.Columns() {
+			c.NullN()
+		}
+	case arrow.Table:
+		for i := range x.NumCols() {
+			for _, c := range x.Column(int(i)).Data().Chunks() {
+				c.NullN()
+			}
+		}
+	case arrow.Array:
+		x.NullN()
+	}
 }
 
 var discard = slog.New(slog.DiscardHandler)

@@ -6,7 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/shoal-data/shoal/graph"
 )
@@ -192,3 +197,75 @@ func TestTaskError(t *testing.T) {
 }
 
 func fmtErr(err error) error { return errors.Join(errors.New("compute"), err) }
+
+// TestRunTaskSettlesNullCounts: a result whose arrays are slices (their
+// null counts computed lazily) is read by several tasks at once; RunTask
+// computes the counts first, so those reads do not race (go test -race).
+func TestRunTaskSettlesNullCounts(t *testing.T) {
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	for i := range 100 {
+		if i%3 == 0 {
+			b.AppendNull()
+		} else {
+			b.Append(int64(i))
+		}
+	}
+	col := b.NewArray()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	tests := []struct {
+		name string
+		run  func() any
+		cols func(v any) []arrow.Array
+	}{
+		{"record", func() any {
+			rec := array.NewRecordBatch(schema, []arrow.Array{col}, 100)
+			return rec.NewSlice(10, 90)
+		}, func(v any) []arrow.Array { return v.(arrow.RecordBatch).Columns() }},
+		{"table", func() any {
+			rec := array.NewRecordBatch(schema, []arrow.Array{col}, 100)
+			return array.NewTableFromRecords(schema, []arrow.RecordBatch{rec.NewSlice(0, 50), rec.NewSlice(50, 100)})
+		}, func(v any) []arrow.Array { return v.(arrow.Table).Column(0).Data().Chunks() }},
+		{"array", func() any { return array.NewSlice(col, 5, 95) },
+			func(v any) []arrow.Array { return []arrow.Array{v.(arrow.Array)} }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := graph.NewRegistry()
+			if err := reg.Register(graph.Op{Name: "test.slice", Run: func(context.Context, graph.OpInput) (any, error) {
+				return tc.run(), nil
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			v, err := reg.RunTask(t.Context(), &graph.Task{Key: "slice-1", Op: "test.slice"}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			for _, c := range tc.cols(v) {
+				for i := range c.Len() {
+					if c.IsNull(i) {
+						want++
+					}
+				}
+			}
+			var wg sync.WaitGroup
+			counts := make([]int, 4)
+			for g := range counts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for _, c := range tc.cols(v) {
+						counts[g] += c.NullN()
+					}
+				}()
+			}
+			wg.Wait()
+			for g, n := range counts {
+				if n != want {
+					t.Errorf("reader %d counted %d nulls, want %d", g, n, want)
+				}
+			}
+		})
+	}
+}
