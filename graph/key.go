@@ -51,6 +51,21 @@ func (k Key) Prefix() string {
 	}
 }
 
+// Group returns the key without its trailing index numbers: the task
+// group, the tasks of one kind of one collection. Group of
+// "read-csv-3fa2c1d0-4" is "read-csv-3fa2c1d0"; a key without trailing
+// numbers is its own group.
+func (k Key) Group() string {
+	s := string(k)
+	for {
+		i := strings.LastIndexByte(s, '-')
+		if i <= 0 || !isIndex(s[i+1:]) {
+			return s
+		}
+		s = s[:i]
+	}
+}
+
 func isIndex(s string) bool {
 	if s == "" {
 		return false

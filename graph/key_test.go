@@ -64,6 +64,29 @@ func TestKeyPrefix(t *testing.T) {
 	}
 }
 
+func TestKeyGroup(t *testing.T) {
+	tests := []struct {
+		key  graph.Key
+		want string
+	}{
+		{"read-csv-3fa2c1d0-4", "read-csv-3fa2c1d0"},
+		{"read-csv-3fa2c1d0", "read-csv-3fa2c1d0"},
+		{"piece-3fa2c1d0-4-7", "piece-3fa2c1d0"},
+		{"load-file-3", "load-file"},
+		{"x", "x"},
+		{"", ""},
+		{"42", "42"},
+		{"7-3", "7"},
+		{"-1", "-1"},
+		{"sum-3fa2c1d0-4-sum", "sum-3fa2c1d0-4-sum"},
+	}
+	for _, tt := range tests {
+		if got := tt.key.Group(); got != tt.want {
+			t.Errorf("Key(%q).Group() = %q, want %q", tt.key, got, tt.want)
+		}
+	}
+}
+
 func TestKeyPrefixOfNewKey(t *testing.T) {
 	// Whatever the token and indices, a key made by NewKey from a
 	// Tokenize token has its prefix back.

@@ -37,7 +37,8 @@ func (r *Registry) RunTask(ctx context.Context, t *Task, inputs []any, env *Env)
 // RunOp runs op, which must be the op t names, on the values of t's
 // dependencies, as RunTask does; executors that look ops up once for many
 // tasks call it directly. env must name the registry op came from and a
-// logger.
+// logger. The op's context speaks for t (Logger, AddMetric): the one
+// the executor made with TaskContext, or one RunOp makes.
 func RunOp(ctx context.Context, op *Op, t *Task, inputs []any, env *Env) (v any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -46,6 +47,9 @@ func RunOp(ctx context.Context, op *Op, t *Task, inputs []any, env *Env) (v any,
 	}()
 	if len(inputs) != len(t.Deps) {
 		return nil, fmt.Errorf("task %q has %d dependencies but got %d inputs", t.Key, len(t.Deps), len(inputs))
+	}
+	if taskOf(ctx) == nil {
+		ctx = TaskContext(ctx, t, env, "", nil)
 	}
 	v, err = op.Run(ctx, OpInput{Key: t.Key, Params: t.Params, Inputs: inputs, Env: env})
 	if err == nil {
