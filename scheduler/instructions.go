@@ -20,6 +20,9 @@ type Run struct {
 	ID int32
 	// DepIDs are the IDs of Task.Deps, in order. Do not modify.
 	DepIDs []int32
+	// Client is the client whose graph first defined the task: the
+	// computation it is run for, in logs and profiles.
+	Client string
 }
 
 // Fetch asks worker To to copy the value of Key from one of From.
@@ -27,6 +30,7 @@ type Fetch struct {
 	Key  graph.Key
 	From []string
 	To   string
+	Size int64 // bytes of the value, as its holders reported
 }
 
 // Release asks Workers to drop their copy of Key's value.

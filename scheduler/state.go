@@ -154,6 +154,7 @@ type task struct {
 
 	stealTo *worker // being moved there (Config.Steal), until its worker answers
 	prefer  *worker // where to start it next, when it can
+	origin  string  // the client whose graph defined it
 }
 
 // clientRef is a client that wants a task, and where it first named the
@@ -432,7 +433,7 @@ func (s *State) handleGraph(e *GraphSubmitted) {
 		t := &slab[len(created)]
 		byPos[i] = t
 		createdPos = append(createdPos, int32(i))
-		t.key, t.spec, t.state, t.heapIdx = spec.Key, spec, Released, -1
+		t.key, t.spec, t.state, t.heapIdx, t.origin = spec.Key, spec, Released, -1, e.Client
 		s.assignID(t)
 		t.prio = priority{user: int32(spec.Priority + e.Priority), gen: s.gen, order: int32(order[i])}
 		t.retries = int32(spec.Retries)

@@ -141,14 +141,14 @@ func (s *State) startOn(t *task, w *worker) {
 			if !d.holds(w) {
 				// Counted as held from now on, so that releasing the
 				// value reaches the copy too.
-				s.emit(&Fetch{Key: d.key, From: d.whoNames(), To: w.info.Name})
+				s.emit(&Fetch{Key: d.key, From: d.whoNames(), To: w.info.Name, Size: d.nbytes})
 				d.who = append(d.who, w)
 				w.nbytes += d.nbytes
 			}
 		}
 	}
 	r := s.runs.new()
-	r.Worker, r.Task, r.ID, r.DepIDs = w.info.Name, t.spec, t.id, t.depIDs
+	r.Worker, r.Task, r.ID, r.DepIDs, r.Client = w.info.Name, t.spec, t.id, t.depIDs, t.origin
 	s.emit(r)
 }
 
