@@ -31,6 +31,10 @@ const (
 	WorkerAdded
 	// WorkerRemoved: a worker left or was lost. Err says why, if it was lost.
 	WorkerRemoved
+	// Metrics: fine performance metrics, what workers spent on each
+	// activity for each task prefix since their last report (Metrics,
+	// added to the totals).
+	Metrics
 )
 
 var kindNames = [...]string{
@@ -41,11 +45,12 @@ var kindNames = [...]string{
 	Unspill:         "unspill",
 	WorkerAdded:     "worker-added",
 	WorkerRemoved:   "worker-removed",
+	Metrics:         "metrics",
 }
 
 // String returns the kind's name, as written in JSON: "task-transition",
-// "compute-started", "compute-finished", "spill", "unspill", "worker-added"
-// or "worker-removed".
+// "compute-started", "compute-finished", "spill", "unspill", "worker-added",
+// "worker-removed" or "metrics".
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && kindNames[k] != "" {
 		return kindNames[k]
@@ -89,8 +94,8 @@ const (
 // worker came or went. Which fields are set depends on Kind; the others are
 // zero and are left out of JSON.
 //
-// Events are plain values. Once published, an event's Tasks map is shared by
-// every subscriber and must not be modified.
+// Events are plain values. Once published, an event's Tasks map and
+// Metrics slice are shared by every subscriber and must not be modified.
 type Event struct {
 	Time     time.Time      `json:"time,omitzero"`      // when it happened
 	Kind     Kind           `json:"kind,omitempty"`     // what happened
@@ -107,6 +112,8 @@ type Event struct {
 	Err      string         `json:"err,omitempty"`      // what went wrong
 	Stimulus string         `json:"stimulus,omitempty"` // id of what caused a transition
 	Tasks    map[string]int `json:"tasks,omitempty"`    // ComputeStarted: tasks per key prefix
+	Op       string         `json:"op,omitempty"`       // the task's op (TaskTransition to "erred")
+	Metrics  []FineMetric   `json:"metrics,omitempty"`  // Metrics: what was added to the totals
 }
 
 // TotalTasks returns the number of tasks of a ComputeStarted event: the sum

@@ -23,6 +23,7 @@ type Recorder struct {
 	head    int     // index of the oldest event once the ring is full
 	evicted uint64
 	subs    []*Subscription
+	fine    FineMetrics // the totals of every Metrics event, evicted or not
 }
 
 // RecorderOption configures a Recorder.
@@ -62,6 +63,11 @@ func (r *Recorder) Attach(h *Hub, opts ...SubscribeOption) {
 func (r *Recorder) Record(events []Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for i := range events {
+		if events[i].Kind == Metrics {
+			r.fine.AddAll(events[i].Metrics)
+		}
+	}
 	if extra := len(events) - r.limit; extra > 0 {
 		r.evicted += uint64(extra)
 		events = events[extra:]
@@ -111,6 +117,14 @@ func (r *Recorder) TaskStream() []TaskRecord {
 // WriteJSONLines writes the recorded events to w as JSON lines.
 func (r *Recorder) WriteJSONLines(w io.Writer) error {
 	return WriteJSONLines(w, r.Events())
+}
+
+// FineMetrics returns the totals of the fine performance metrics
+// recorded (Metrics events, including those no longer kept), per worker,
+// prefix, activity and unit; SumFineMetrics adds them up over workers.
+func (r *Recorder) FineMetrics() []FineMetric {
+	r.flush()
+	return r.fine.Totals()
 }
 
 // Evicted returns how many events the Recorder has forgotten to stay within
