@@ -67,7 +67,7 @@ type collectParams struct {
 // directory; on a worker of a cluster, shards written by other workers are
 // read from them.
 func storageFor(env *graph.Env) shuffle.Storage {
-	st := shuffle.LocalStorage(env.LocalDir)
+	st := meteredStorage{shuffle.LocalStorage(env.LocalDir)}
 	if env.Peers == nil || env.Worker == "" {
 		return st
 	}

@@ -15,6 +15,7 @@ import (
 type computation struct {
 	e        *Executor
 	id       uint64
+	name     string // id, for logs and profiles, once asked for
 	client   string
 	keys     []graph.Key
 	ids      []int32       // per position: the task id once computed, -1 once failed or released
@@ -87,6 +88,7 @@ func (c *computation) finish(err error) {
 		c.err = err
 	}
 	if c.e.hub.Active() {
+		c.e.publishMetrics()
 		ev := diagnostics.Event{Kind: diagnostics.ComputeFinished, Compute: c.id}
 		if c.err != nil {
 			ev.Err = c.err.Error()

@@ -31,6 +31,10 @@ type Executor struct {
 	env      *graph.Env
 	hub      *diagnostics.Hub
 	progress *diagnostics.Progress
+	profiler *diagnostics.Profiler     // nil when profiling is off
+	profiles *diagnostics.ProfileStore // its windows
+	fine     diagnostics.FineMetrics
+	meter    graph.Meter // of fine, for the tasks
 
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
@@ -40,8 +44,12 @@ type Executor struct {
 	waiters   int        // goroutines waiting on cond
 	state     *scheduler.State
 	store     store
-	ready     []scheduler.Run
+	ready     []readyRun
 	readyHead int
+	busy      int                   // slots running a task
+	idleMark  time.Time             // when idle time was last accounted
+	idleTime  time.Duration         // not yet added to fine
+	times     map[string]*taskTimes // per prefix, not yet added to fine
 	slots     []*slot
 	idle      []*slot
 	clients   map[string]*computation
@@ -52,6 +60,12 @@ type Executor struct {
 	trbuf     []scheduler.Transition
 	evbuf     []diagnostics.Event
 	wg        sync.WaitGroup
+}
+
+// readyRun is a task ready to run, since when.
+type readyRun struct {
+	scheduler.Run
+	since time.Time
 }
 
 // slot is one place to run a task; a goroutine serves it while there is
@@ -106,6 +120,8 @@ func New(opts ...Option) *Executor {
 	if cfg.progress != nil {
 		e.progress = diagnostics.ShowProgress(e.hub, cfg.progress)
 	}
+	e.meter = e.fine.Meter(workerName)
+	e.startProfiler()
 	return e
 }
 
@@ -145,6 +161,7 @@ func (e *Executor) Close() error {
 	e.mu.Unlock()
 	e.baseCancel()
 	e.wg.Wait()
+	e.profiler.Stop()
 	if e.progress != nil {
 		e.progress.Close()
 	}
@@ -161,7 +178,11 @@ func (e *Executor) pushReady(r *scheduler.Run) {
 		e.ready = e.ready[:n]
 		e.readyHead = 0
 	}
-	e.ready = append(e.ready, *r)
+	now := time.Now()
+	if e.readyHead == len(e.ready) && e.busy == 0 {
+		e.accountIdle(now) // work begins: no idle time before
+	}
+	e.ready = append(e.ready, readyRun{Run: *r, since: now})
 	if n := len(e.idle); n > 0 {
 		s := e.idle[n-1]
 		e.idle = e.idle[:n-1]
@@ -171,14 +192,14 @@ func (e *Executor) pushReady(r *scheduler.Run) {
 }
 
 // popReady takes the oldest queued task. Called with e.mu held.
-func (e *Executor) popReady() (scheduler.Run, bool) {
+func (e *Executor) popReady() (readyRun, bool) {
 	if e.readyHead == len(e.ready) {
 		e.ready = e.ready[:0]
 		e.readyHead = 0
-		return scheduler.Run{}, false
+		return readyRun{}, false
 	}
 	r := e.ready[e.readyHead]
-	e.ready[e.readyHead] = scheduler.Run{}
+	e.ready[e.readyHead] = readyRun{}
 	e.readyHead++
 	return r, true
 }
@@ -211,14 +232,20 @@ func (e *Executor) serve(s *slot) {
 		}
 		s.running = t.Key
 		s.seq++
+		now := time.Now()
+		e.accountIdle(now)
+		e.busy++
+		comp := e.computationOf(run.Client)
 		e.mu.Unlock()
 
+		prefix := t.Key.Prefix()
 		var v any
 		var err error
+		start := now
 		if load != nil {
-			err = e.loadInputs(run, s)
+			err = e.loadInputs(run.Run, s)
+			start = time.Now()
 		}
-		start := time.Now()
 		if err == nil {
 			if s.op == nil || s.op.Name != t.Op {
 				if op, ok := e.cfg.registry.Lookup(t.Op); ok {
@@ -229,10 +256,13 @@ func (e *Executor) serve(s *slot) {
 				}
 			}
 			if err == nil {
-				v, err = graph.RunOp(s.ctx, s.op, t, s.inputs, e.env)
+				ctx := graph.TaskContext(s.ctx, t, e.env, comp, e.meter)
+				v, err = graph.RunOp(e.profiler.Begin(ctx, string(t.Key), prefix, comp), s.op, t, s.inputs, e.env)
+				e.profiler.End(s.ctx)
 			}
 		}
-		dur := time.Since(start)
+		end := time.Now()
+		dur := end.Sub(start)
 		clear(s.inputs)
 		var size int64
 		var spillErr error
@@ -241,6 +271,9 @@ func (e *Executor) serve(s *slot) {
 		}
 
 		e.mu.Lock()
+		e.accountIdle(end)
+		e.busy--
+		e.addTimes(prefix, now.Sub(run.since), dur)
 		if s.ctx.Err() != nil && !e.closed {
 			s.ctx, s.cancel = context.WithCancel(e.baseCtx)
 		}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"time"
 
 	"github.com/shoal-data/shoal/graph"
 )
@@ -22,6 +23,8 @@ type config struct {
 	optimize      bool
 	progress      io.Writer
 	logSize       int
+	noProfile     bool
+	profileWindow time.Duration
 }
 
 func defaultConfig() config {
@@ -102,4 +105,27 @@ func WithProgress(w io.Writer) Option {
 // Dump (default 100,000).
 func WithTransitionLog(n int) Option {
 	return func(c *config) { c.logSize = n }
+}
+
+// WithProfiling turns the executor's CPU profiler on (the default) or
+// off. On, the executor samples the CPU of its tasks continuously with the
+// Go runtime's profiler, each sample labelled with its task's prefix, key
+// and computation (see Profile), at an overhead of about one percent. The
+// process has one CPU profile: while an executor profiles,
+// runtime/pprof.StartCPUProfile fails elsewhere in the process, so turn
+// it off to take CPU profiles of your own (an executor that finds the
+// profile taken waits for it to be free).
+func WithProfiling(on bool) Option {
+	return func(c *config) { c.noProfile = !on }
+}
+
+// WithProfileWindow sets how long the profiler samples before it cuts a
+// window of samples (default 5s): Profile merges windows, so its
+// resolution in time is that.
+func WithProfileWindow(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.profileWindow = d
+		}
+	}
 }

@@ -208,7 +208,11 @@ func (e *Executor) spill(fresh *entry) error {
 		e.mu.Unlock()
 		errs := make([]error, len(victims))
 		for i, en := range victims {
-			errs[i] = spillfile.Write(en.path, en.value, s.registry)
+			var tm spillfile.Timing
+			tm, errs[i] = spillfile.WriteTimed(en.path, en.value, s.registry)
+			if errs[i] == nil {
+				e.spillMetrics(en.key, diagnostics.ActivitySpillWrite, diagnostics.ActivityEncode, en.size, tm)
+			}
 		}
 		e.mu.Lock()
 		var first error
@@ -262,9 +266,12 @@ func (e *Executor) unspill(id int32, k graph.Key) (any, error) {
 		e.mu.Unlock()
 		return v, nil
 	}
-	path := en.path
+	path, size := en.path, en.size
 	e.mu.Unlock()
-	v, err := spillfile.Read(path, e.cfg.registry)
+	v, tm, err := spillfile.ReadTimed(path, e.cfg.registry)
+	if err == nil {
+		e.spillMetrics(k, diagnostics.ActivitySpillRead, diagnostics.ActivityDecode, size, tm)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if en2 := e.store.lookup(id, k); en2 != en || en.state != onDisk {
@@ -292,4 +299,15 @@ func (e *Executor) unspill(id int32, k graph.Key) (any, error) {
 		e.hub.Publish(e.evbuf...)
 	}
 	return v, nil
+}
+
+// spillMetrics counts a spill or its reading back in the fine metrics of
+// the result's prefix: the file system's time, bytes and count under
+// activity, the rest of the time under code (encode or decode).
+func (e *Executor) spillMetrics(k graph.Key, activity, code string, size int64, tm spillfile.Timing) {
+	p := k.Prefix()
+	e.fine.Add(workerName, p, activity, diagnostics.UnitSeconds, tm.IO.Seconds())
+	e.fine.Add(workerName, p, activity, diagnostics.UnitBytes, float64(size))
+	e.fine.Add(workerName, p, activity, diagnostics.UnitCount, 1)
+	e.fine.Add(workerName, p, code, diagnostics.UnitSeconds, (tm.Total - tm.IO).Seconds())
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -66,9 +67,28 @@ func Name(k graph.Key, n int, v any) string {
 	return string(b)
 }
 
+// Timing says how long a WriteTimed or ReadTimed took: in all, and in
+// the file system's calls; the rest was encoding or decoding.
+type Timing struct {
+	Total, IO time.Duration
+}
+
 // Write writes v to a new file at path: an Arrow IPC file for Arrow data,
 // the value's codec bytes otherwise.
-func Write(path string, v any, reg *graph.Registry) (err error) {
+func Write(path string, v any, reg *graph.Registry) error {
+	_, err := WriteTimed(path, v, reg)
+	return err
+}
+
+// WriteTimed is Write, saying how long it took.
+func WriteTimed(path string, v any, reg *graph.Registry) (tm Timing, err error) {
+	start := time.Now()
+	defer func() { tm.Total = time.Since(start) }()
+	err = write(path, v, reg, &tm.IO)
+	return tm, err
+}
+
+func write(path string, v any, reg *graph.Registry, ioTime *time.Duration) (err error) {
 	var data []byte
 	switch v.(type) {
 	case arrow.RecordBatch, arrow.Table:
@@ -77,14 +97,19 @@ func Write(path string, v any, reg *graph.Registry) (err error) {
 			return err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	t0 := time.Now()
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	*ioTime += time.Since(t0)
 	if err != nil {
 		return err
 	}
+	f := &timedWriter{f: file, io: ioTime}
 	defer func() {
-		if cerr := f.Close(); err == nil {
+		t0 := time.Now()
+		if cerr := file.Close(); err == nil {
 			err = cerr
 		}
+		*ioTime += time.Since(t0)
 	}()
 	switch x := v.(type) {
 	case arrow.RecordBatch:
@@ -105,6 +130,19 @@ func Write(path string, v any, reg *graph.Registry) (err error) {
 	return err
 }
 
+// timedWriter adds the time of its writes to io.
+type timedWriter struct {
+	f  *os.File
+	io *time.Duration
+}
+
+func (w *timedWriter) Write(p []byte) (int, error) {
+	t0 := time.Now()
+	n, err := w.f.Write(p)
+	*w.io += time.Since(t0)
+	return n, err
+}
+
 func writeIPC(f io.Writer, schema *arrow.Schema, write func(*ipc.FileWriter) error) error {
 	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
 	if err != nil {
@@ -120,10 +158,23 @@ func writeIPC(f io.Writer, schema *arrow.Schema, write func(*ipc.FileWriter) err
 // Read reads a value written by Write; the file's name (from Name) says
 // how it is stored.
 func Read(path string, reg *graph.Registry) (any, error) {
+	v, _, err := ReadTimed(path, reg)
+	return v, err
+}
+
+// ReadTimed is Read, saying how long it took.
+func ReadTimed(path string, reg *graph.Registry) (v any, tm Timing, err error) {
+	start := time.Now()
 	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+	tm.IO = time.Since(start)
+	if err == nil {
+		v, err = decode(path, data, reg)
 	}
+	tm.Total = time.Since(start)
+	return v, tm, err
+}
+
+func decode(path string, data []byte, reg *graph.Registry) (any, error) {
 	if filepath.Ext(path) != ".arrow" {
 		return reg.UnmarshalValue(data)
 	}
