@@ -155,6 +155,9 @@ type task struct {
 	stealTo *worker // being moved there (Config.Steal), until its worker answers
 	prefer  *worker // where to start it next, when it can
 	origin  string  // the client whose graph defined it
+	// stealGone: the worker it was being moved to left before its worker
+	// answered; a give-up from that worker runs it again elsewhere.
+	stealGone bool
 }
 
 // clientRef is a client that wants a task, and where it first named the
@@ -560,6 +563,7 @@ func (s *State) handleFinished(e *TaskFinished) {
 		return
 	}
 	s.endSteal(t)
+	t.stealGone = false
 	if e.Duration > 0 && (s.cfg.Steal || s.cfg.Backlog > 0) {
 		p := t.key.Prefix()
 		d := e.Duration.Seconds()
@@ -592,12 +596,14 @@ func (s *State) handleFailed(e *TaskFailed) {
 	if !ok || w == nil || t.proc != w {
 		return
 	}
-	to := t.stealTo
+	to, stolen := t.stealTo, t.stealTo != nil || t.stealGone
 	s.endSteal(t)
+	t.stealGone = false
 	s.freeSlot(t, w)
 	switch {
-	case to != nil && t.state == Processing && errors.Is(e.Err, context.Canceled):
-		// Given up by a busy worker: run it on the idle one.
+	case stolen && t.state == Processing && errors.Is(e.Err, context.Canceled):
+		// Given up by a busy worker: run it on the idle one (or, when
+		// that one left meanwhile, wherever it can).
 		s.setState(t, Released)
 		t.prefer = to
 		s.recommend(t, Waiting)
@@ -670,6 +676,12 @@ func (s *State) removeWorker(w *worker, reason string, safe bool) {
 	// not possible, so collect and sort by priority.
 	var running, held []*task
 	for _, t := range s.tasks {
+		if t.stealTo == w && t.proc != w {
+			t.stealGone = true
+		}
+		if t.proc == w {
+			t.stealGone = false
+		}
 		if t.proc == w || t.stealTo == w {
 			s.endSteal(t)
 		}

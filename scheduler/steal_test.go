@@ -161,3 +161,47 @@ func TestStealTargetLeaves(t *testing.T) {
 		t.Fatalf("stolen task %s: %v", st[0].Key, info.State)
 	}
 }
+
+// TestStealTargetLeavesGivenUp removes the idle worker while a task is
+// being stolen for it, and the busy worker then gives the task up, as it
+// was asked: the task runs again where it can, it does not fail.
+func TestStealTargetLeavesGivenUp(t *testing.T) {
+	s := New(Config{Saturation: 4, Steal: true})
+	s.Handle(&WorkerAdded{Worker: WorkerInfo{Name: "w1", Threads: 1}}, &WorkerAdded{Worker: WorkerInfo{Name: "w2", Threads: 1}})
+	g := graph.New()
+	for _, k := range []graph.Key{"a-0", "a-1", "a-2"} {
+		g.Add(&graph.Task{Key: k, Op: "op"})
+	}
+	rs := runs(s.Handle(&GraphSubmitted{Client: "c", Graph: g, Keys: []graph.Key{"a-0", "a-1", "a-2"}}))
+	byWorker := map[string][]Run{}
+	for _, r := range rs {
+		byWorker[r.Worker] = append(byWorker[r.Worker], r)
+	}
+	busy, idle := "w1", "w2"
+	if len(byWorker["w2"]) > len(byWorker["w1"]) {
+		busy, idle = "w2", "w1"
+	}
+	r := byWorker[idle][0]
+	st := steals(s.Handle(&TaskFinished{Key: r.Task.Key, ID: r.ID, Worker: idle, Size: 1, Duration: time.Second}))
+	if len(st) != 1 || st[0].Worker != busy {
+		t.Fatalf("steals %v", st)
+	}
+	s.Handle(&WorkerRemoved{Worker: idle, Reason: "gone"})
+	var victim Run
+	for _, r := range byWorker[busy] {
+		if r.Task.Key == st[0].Key {
+			victim = r
+		}
+	}
+	again := runs(s.Handle(&TaskFailed{Key: victim.Task.Key, ID: victim.ID, Worker: busy,
+		Err: fmt.Errorf("moved to another worker before it ran: %w", context.Canceled)}))
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := s.Task(victim.Task.Key); info.State == Erred {
+		t.Fatalf("the task given up for a worker that left erred: %s", info.Error)
+	}
+	if len(again) != 1 || again[0].Worker != busy || again[0].Task.Key != victim.Task.Key {
+		t.Fatalf("after it was given up: runs %v, want %s on %s again", again, victim.Task.Key, busy)
+	}
+}
