@@ -625,8 +625,18 @@ type WorkerBatch struct {
 	Done   []*TaskDone `protobuf:"bytes,2,rep,name=done,proto3" json:"done,omitempty"`
 	Memory *Memory     `protobuf:"bytes,3,opt,name=memory,proto3" json:"memory,omitempty"`
 	// Keys the worker was told it would hold (by Fetch) but could not get.
-	Missing       []string     `protobuf:"bytes,4,rep,name=missing,proto3" json:"missing,omitempty"`
-	Logs          []*LogRecord `protobuf:"bytes,5,rep,name=logs,proto3" json:"logs,omitempty"`
+	Missing []string     `protobuf:"bytes,4,rep,name=missing,proto3" json:"missing,omitempty"`
+	Logs    []*LogRecord `protobuf:"bytes,5,rep,name=logs,proto3" json:"logs,omitempty"`
+	// Sent with heartbeats (Memory set): what was added to the fine
+	// performance metrics since the last heartbeat, the CPU profile windows
+	// cut since, what moved to and from peers since, and the worker's use
+	// of resources now.
+	Metrics       []*FineMetric    `protobuf:"bytes,6,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	Profiles      []*ProfileWindow `protobuf:"bytes,7,rep,name=profiles,proto3" json:"profiles,omitempty"`
+	Transfers     []*TransferStat  `protobuf:"bytes,8,rep,name=transfers,proto3" json:"transfers,omitempty"`
+	Stats         *WorkerStats     `protobuf:"bytes,9,opt,name=stats,proto3" json:"stats,omitempty"`
+	ShuffleIo     []*ShuffleIO     `protobuf:"bytes,10,rep,name=shuffle_io,json=shuffleIo,proto3" json:"shuffle_io,omitempty"`
+	Pong          int64            `protobuf:"varint,11,opt,name=pong,proto3" json:"pong,omitempty"` // the last ping of the scheduler's
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -696,6 +706,566 @@ func (x *WorkerBatch) GetLogs() []*LogRecord {
 	return nil
 }
 
+func (x *WorkerBatch) GetMetrics() []*FineMetric {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+func (x *WorkerBatch) GetProfiles() []*ProfileWindow {
+	if x != nil {
+		return x.Profiles
+	}
+	return nil
+}
+
+func (x *WorkerBatch) GetTransfers() []*TransferStat {
+	if x != nil {
+		return x.Transfers
+	}
+	return nil
+}
+
+func (x *WorkerBatch) GetStats() *WorkerStats {
+	if x != nil {
+		return x.Stats
+	}
+	return nil
+}
+
+func (x *WorkerBatch) GetShuffleIo() []*ShuffleIO {
+	if x != nil {
+		return x.ShuffleIo
+	}
+	return nil
+}
+
+func (x *WorkerBatch) GetPong() int64 {
+	if x != nil {
+		return x.Pong
+	}
+	return 0
+}
+
+// ShuffleIO is what the tasks of one group of a shuffle (its splits, or
+// its collects) wrote to and read from shuffle files on a worker since
+// the last heartbeat.
+type ShuffleIO struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Group         string                 `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`      // the task group, such as "shuffle-split-3fa2c1d0"
+	Written       int64                  `protobuf:"varint,2,opt,name=written,proto3" json:"written,omitempty"` // bytes
+	Read          int64                  `protobuf:"varint,3,opt,name=read,proto3" json:"read,omitempty"`       // bytes, from files here or fetched from peers
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShuffleIO) Reset() {
+	*x = ShuffleIO{}
+	mi := &file_shoal_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShuffleIO) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShuffleIO) ProtoMessage() {}
+
+func (x *ShuffleIO) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShuffleIO.ProtoReflect.Descriptor instead.
+func (*ShuffleIO) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ShuffleIO) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *ShuffleIO) GetWritten() int64 {
+	if x != nil {
+		return x.Written
+	}
+	return 0
+}
+
+func (x *ShuffleIO) GetRead() int64 {
+	if x != nil {
+		return x.Read
+	}
+	return 0
+}
+
+// FineMetric is a total of fine performance metrics (diagnostics.FineMetric).
+type FineMetric struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Prefix        string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	Activity      string                 `protobuf:"bytes,2,opt,name=activity,proto3" json:"activity,omitempty"`
+	Unit          string                 `protobuf:"bytes,3,opt,name=unit,proto3" json:"unit,omitempty"`
+	Value         float64                `protobuf:"fixed64,4,opt,name=value,proto3" json:"value,omitempty"`
+	Worker        string                 `protobuf:"bytes,5,opt,name=worker,proto3" json:"worker,omitempty"` // set in FineMetricsReply
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FineMetric) Reset() {
+	*x = FineMetric{}
+	mi := &file_shoal_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FineMetric) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FineMetric) ProtoMessage() {}
+
+func (x *FineMetric) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FineMetric.ProtoReflect.Descriptor instead.
+func (*FineMetric) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *FineMetric) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *FineMetric) GetActivity() string {
+	if x != nil {
+		return x.Activity
+	}
+	return ""
+}
+
+func (x *FineMetric) GetUnit() string {
+	if x != nil {
+		return x.Unit
+	}
+	return ""
+}
+
+func (x *FineMetric) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *FineMetric) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+// ProfileWindow is a CPU profile of a stretch of time on one worker.
+type ProfileWindow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StartUnixNano int64                  `protobuf:"varint,1,opt,name=start_unix_nano,json=startUnixNano,proto3" json:"start_unix_nano,omitempty"`
+	StopUnixNano  int64                  `protobuf:"varint,2,opt,name=stop_unix_nano,json=stopUnixNano,proto3" json:"stop_unix_nano,omitempty"`
+	Profile       []byte                 `protobuf:"bytes,3,opt,name=profile,proto3" json:"profile,omitempty"` // gzipped pprof protocol buffer
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProfileWindow) Reset() {
+	*x = ProfileWindow{}
+	mi := &file_shoal_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProfileWindow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProfileWindow) ProtoMessage() {}
+
+func (x *ProfileWindow) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProfileWindow.ProtoReflect.Descriptor instead.
+func (*ProfileWindow) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ProfileWindow) GetStartUnixNano() int64 {
+	if x != nil {
+		return x.StartUnixNano
+	}
+	return 0
+}
+
+func (x *ProfileWindow) GetStopUnixNano() int64 {
+	if x != nil {
+		return x.StopUnixNano
+	}
+	return 0
+}
+
+func (x *ProfileWindow) GetProfile() []byte {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+// TransferStat is what a worker fetched from a peer (out: served to a
+// client), for results of one prefix.
+type TransferStat struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Peer          string                 `protobuf:"bytes,1,opt,name=peer,proto3" json:"peer,omitempty"` // the peer's address; "client" for a client
+	Prefix        string                 `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	Out           bool                   `protobuf:"varint,3,opt,name=out,proto3" json:"out,omitempty"` // served, instead of fetched
+	Bytes         int64                  `protobuf:"varint,4,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Seconds       float64                `protobuf:"fixed64,5,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	Count         int64                  `protobuf:"varint,6,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransferStat) Reset() {
+	*x = TransferStat{}
+	mi := &file_shoal_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransferStat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransferStat) ProtoMessage() {}
+
+func (x *TransferStat) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransferStat.ProtoReflect.Descriptor instead.
+func (*TransferStat) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *TransferStat) GetPeer() string {
+	if x != nil {
+		return x.Peer
+	}
+	return ""
+}
+
+func (x *TransferStat) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *TransferStat) GetOut() bool {
+	if x != nil {
+		return x.Out
+	}
+	return false
+}
+
+func (x *TransferStat) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *TransferStat) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+func (x *TransferStat) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+// WorkerStats is a worker's use of resources.
+type WorkerStats struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CpuSeconds    float64                `protobuf:"fixed64,1,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"` // the process's CPU time so far; negative: unknown (a worker sharing its process)
+	Rss           int64                  `protobuf:"varint,2,opt,name=rss,proto3" json:"rss,omitempty"`                                  // 0: unknown
+	Fds           int32                  `protobuf:"varint,3,opt,name=fds,proto3" json:"fds,omitempty"`                                  // open file descriptors; -1: unknown
+	NetIn         int64                  `protobuf:"varint,4,opt,name=net_in,json=netIn,proto3" json:"net_in,omitempty"`                 // bytes fetched from peers so far
+	NetOut        int64                  `protobuf:"varint,5,opt,name=net_out,json=netOut,proto3" json:"net_out,omitempty"`              // bytes served to peers and clients so far
+	Disks         []*DiskUsage           `protobuf:"bytes,6,rep,name=disks,proto3" json:"disks,omitempty"`
+	Tasks         map[string]int32       `protobuf:"bytes,7,rep,name=tasks,proto3" json:"tasks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // executing, ready, waiting, fetching, memory
+	Shuffles      []*ShuffleDisk         `protobuf:"bytes,8,rep,name=shuffles,proto3" json:"shuffles,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkerStats) Reset() {
+	*x = WorkerStats{}
+	mi := &file_shoal_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerStats) ProtoMessage() {}
+
+func (x *WorkerStats) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerStats.ProtoReflect.Descriptor instead.
+func (*WorkerStats) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *WorkerStats) GetCpuSeconds() float64 {
+	if x != nil {
+		return x.CpuSeconds
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetRss() int64 {
+	if x != nil {
+		return x.Rss
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetFds() int32 {
+	if x != nil {
+		return x.Fds
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetNetIn() int64 {
+	if x != nil {
+		return x.NetIn
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetNetOut() int64 {
+	if x != nil {
+		return x.NetOut
+	}
+	return 0
+}
+
+func (x *WorkerStats) GetDisks() []*DiskUsage {
+	if x != nil {
+		return x.Disks
+	}
+	return nil
+}
+
+func (x *WorkerStats) GetTasks() map[string]int32 {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+func (x *WorkerStats) GetShuffles() []*ShuffleDisk {
+	if x != nil {
+		return x.Shuffles
+	}
+	return nil
+}
+
+type DiskUsage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"` // "local" or "scratch"
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Used          int64                  `protobuf:"varint,3,opt,name=used,proto3" json:"used,omitempty"`
+	Free          int64                  `protobuf:"varint,4,opt,name=free,proto3" json:"free,omitempty"`
+	Size          int64                  `protobuf:"varint,5,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiskUsage) Reset() {
+	*x = DiskUsage{}
+	mi := &file_shoal_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiskUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiskUsage) ProtoMessage() {}
+
+func (x *DiskUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiskUsage.ProtoReflect.Descriptor instead.
+func (*DiskUsage) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *DiskUsage) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DiskUsage) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *DiskUsage) GetUsed() int64 {
+	if x != nil {
+		return x.Used
+	}
+	return 0
+}
+
+func (x *DiskUsage) GetFree() int64 {
+	if x != nil {
+		return x.Free
+	}
+	return 0
+}
+
+func (x *DiskUsage) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+// ShuffleDisk is the bytes of one shuffle's files in a worker's scratch
+// directory.
+type ShuffleDisk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Bytes         int64                  `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShuffleDisk) Reset() {
+	*x = ShuffleDisk{}
+	mi := &file_shoal_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShuffleDisk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShuffleDisk) ProtoMessage() {}
+
+func (x *ShuffleDisk) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShuffleDisk.ProtoReflect.Descriptor instead.
+func (*ShuffleDisk) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ShuffleDisk) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ShuffleDisk) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
 type TaskDone struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -710,7 +1280,7 @@ type TaskDone struct {
 
 func (x *TaskDone) Reset() {
 	*x = TaskDone{}
-	mi := &file_shoal_proto_msgTypes[7]
+	mi := &file_shoal_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -722,7 +1292,7 @@ func (x *TaskDone) String() string {
 func (*TaskDone) ProtoMessage() {}
 
 func (x *TaskDone) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[7]
+	mi := &file_shoal_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -735,7 +1305,7 @@ func (x *TaskDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDone.ProtoReflect.Descriptor instead.
 func (*TaskDone) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{7}
+	return file_shoal_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TaskDone) GetKey() string {
@@ -791,7 +1361,7 @@ type Memory struct {
 
 func (x *Memory) Reset() {
 	*x = Memory{}
-	mi := &file_shoal_proto_msgTypes[8]
+	mi := &file_shoal_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +1373,7 @@ func (x *Memory) String() string {
 func (*Memory) ProtoMessage() {}
 
 func (x *Memory) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[8]
+	mi := &file_shoal_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +1386,7 @@ func (x *Memory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Memory.ProtoReflect.Descriptor instead.
 func (*Memory) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{8}
+	return file_shoal_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Memory) GetManaged() int64 {
@@ -854,7 +1424,7 @@ type WorkerDown struct {
 
 func (x *WorkerDown) Reset() {
 	*x = WorkerDown{}
-	mi := &file_shoal_proto_msgTypes[9]
+	mi := &file_shoal_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -866,7 +1436,7 @@ func (x *WorkerDown) String() string {
 func (*WorkerDown) ProtoMessage() {}
 
 func (x *WorkerDown) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[9]
+	mi := &file_shoal_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -879,7 +1449,7 @@ func (x *WorkerDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerDown.ProtoReflect.Descriptor instead.
 func (*WorkerDown) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{9}
+	return file_shoal_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WorkerDown) GetMsg() isWorkerDown_Msg {
@@ -949,7 +1519,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_shoal_proto_msgTypes[10]
+	mi := &file_shoal_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -961,7 +1531,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[10]
+	mi := &file_shoal_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -974,7 +1544,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{10}
+	return file_shoal_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Welcome) GetSchedulerId() string {
@@ -1004,17 +1574,20 @@ type WorkerInstructions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// reset drops everything the worker holds and runs before the rest; the
 	// worker tags its later batches with epoch.
-	Reset_        bool           `protobuf:"varint,1,opt,name=reset,proto3" json:"reset,omitempty"`
-	Epoch         uint64         `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Instructions  []*Instruction `protobuf:"bytes,3,rep,name=instructions,proto3" json:"instructions,omitempty"`
-	Shutdown      bool           `protobuf:"varint,4,opt,name=shutdown,proto3" json:"shutdown,omitempty"`
+	Reset_       bool           `protobuf:"varint,1,opt,name=reset,proto3" json:"reset,omitempty"`
+	Epoch        uint64         `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Instructions []*Instruction `protobuf:"bytes,3,rep,name=instructions,proto3" json:"instructions,omitempty"`
+	Shutdown     bool           `protobuf:"varint,4,opt,name=shutdown,proto3" json:"shutdown,omitempty"`
+	// ping asks the worker to send ping back at once (WorkerBatch.pong),
+	// so that the scheduler measures the round trip.
+	Ping          int64 `protobuf:"varint,5,opt,name=ping,proto3" json:"ping,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WorkerInstructions) Reset() {
 	*x = WorkerInstructions{}
-	mi := &file_shoal_proto_msgTypes[11]
+	mi := &file_shoal_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1026,7 +1599,7 @@ func (x *WorkerInstructions) String() string {
 func (*WorkerInstructions) ProtoMessage() {}
 
 func (x *WorkerInstructions) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[11]
+	mi := &file_shoal_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1039,7 +1612,7 @@ func (x *WorkerInstructions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInstructions.ProtoReflect.Descriptor instead.
 func (*WorkerInstructions) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{11}
+	return file_shoal_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WorkerInstructions) GetReset_() bool {
@@ -1070,6 +1643,13 @@ func (x *WorkerInstructions) GetShutdown() bool {
 	return false
 }
 
+func (x *WorkerInstructions) GetPing() int64 {
+	if x != nil {
+		return x.Ping
+	}
+	return 0
+}
+
 type Instruction struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Op:
@@ -1085,7 +1665,7 @@ type Instruction struct {
 
 func (x *Instruction) Reset() {
 	*x = Instruction{}
-	mi := &file_shoal_proto_msgTypes[12]
+	mi := &file_shoal_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1097,7 +1677,7 @@ func (x *Instruction) String() string {
 func (*Instruction) ProtoMessage() {}
 
 func (x *Instruction) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[12]
+	mi := &file_shoal_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1110,7 +1690,7 @@ func (x *Instruction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Instruction.ProtoReflect.Descriptor instead.
 func (*Instruction) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{12}
+	return file_shoal_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Instruction) GetOp() isInstruction_Op {
@@ -1193,13 +1773,14 @@ type RunTask struct {
 	Deps          []string               `protobuf:"bytes,5,rep,name=deps,proto3" json:"deps,omitempty"`
 	DepIds        []int32                `protobuf:"varint,6,rep,packed,name=dep_ids,json=depIds,proto3" json:"dep_ids,omitempty"`
 	Resources     map[string]float64     `protobuf:"bytes,7,rep,name=resources,proto3" json:"resources,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Computation   uint64                 `protobuf:"varint,8,opt,name=computation,proto3" json:"computation,omitempty"` // the computation the task runs for, as the scheduler numbers them
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunTask) Reset() {
 	*x = RunTask{}
-	mi := &file_shoal_proto_msgTypes[13]
+	mi := &file_shoal_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1211,7 +1792,7 @@ func (x *RunTask) String() string {
 func (*RunTask) ProtoMessage() {}
 
 func (x *RunTask) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[13]
+	mi := &file_shoal_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1224,7 +1805,7 @@ func (x *RunTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTask.ProtoReflect.Descriptor instead.
 func (*RunTask) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{13}
+	return file_shoal_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunTask) GetId() int32 {
@@ -1276,17 +1857,25 @@ func (x *RunTask) GetResources() map[string]float64 {
 	return nil
 }
 
+func (x *RunTask) GetComputation() uint64 {
+	if x != nil {
+		return x.Computation
+	}
+	return 0
+}
+
 type FetchKey struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	From          []string               `protobuf:"bytes,2,rep,name=from,proto3" json:"from,omitempty"` // worker addresses
+	From          []string               `protobuf:"bytes,2,rep,name=from,proto3" json:"from,omitempty"`  // worker addresses
+	Size          int64                  `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"` // bytes of the value, as the holders reported
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FetchKey) Reset() {
 	*x = FetchKey{}
-	mi := &file_shoal_proto_msgTypes[14]
+	mi := &file_shoal_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1298,7 +1887,7 @@ func (x *FetchKey) String() string {
 func (*FetchKey) ProtoMessage() {}
 
 func (x *FetchKey) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[14]
+	mi := &file_shoal_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1311,7 +1900,7 @@ func (x *FetchKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchKey.ProtoReflect.Descriptor instead.
 func (*FetchKey) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{14}
+	return file_shoal_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *FetchKey) GetKey() string {
@@ -1328,6 +1917,13 @@ func (x *FetchKey) GetFrom() []string {
 	return nil
 }
 
+func (x *FetchKey) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
 type ReleaseKey struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -1337,7 +1933,7 @@ type ReleaseKey struct {
 
 func (x *ReleaseKey) Reset() {
 	*x = ReleaseKey{}
-	mi := &file_shoal_proto_msgTypes[15]
+	mi := &file_shoal_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1349,7 +1945,7 @@ func (x *ReleaseKey) String() string {
 func (*ReleaseKey) ProtoMessage() {}
 
 func (x *ReleaseKey) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[15]
+	mi := &file_shoal_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1362,7 +1958,7 @@ func (x *ReleaseKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseKey.ProtoReflect.Descriptor instead.
 func (*ReleaseKey) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{15}
+	return file_shoal_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReleaseKey) GetKey() string {
@@ -1384,7 +1980,7 @@ type CancelTask struct {
 
 func (x *CancelTask) Reset() {
 	*x = CancelTask{}
-	mi := &file_shoal_proto_msgTypes[16]
+	mi := &file_shoal_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1396,7 +1992,7 @@ func (x *CancelTask) String() string {
 func (*CancelTask) ProtoMessage() {}
 
 func (x *CancelTask) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[16]
+	mi := &file_shoal_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1409,7 +2005,7 @@ func (x *CancelTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTask.ProtoReflect.Descriptor instead.
 func (*CancelTask) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{16}
+	return file_shoal_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CancelTask) GetKey() string {
@@ -1439,7 +2035,7 @@ type ClientUp struct {
 
 func (x *ClientUp) Reset() {
 	*x = ClientUp{}
-	mi := &file_shoal_proto_msgTypes[17]
+	mi := &file_shoal_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1451,7 +2047,7 @@ func (x *ClientUp) String() string {
 func (*ClientUp) ProtoMessage() {}
 
 func (x *ClientUp) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[17]
+	mi := &file_shoal_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1464,7 +2060,7 @@ func (x *ClientUp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientUp.ProtoReflect.Descriptor instead.
 func (*ClientUp) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{17}
+	return file_shoal_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ClientUp) GetMsg() isClientUp_Msg {
@@ -1520,7 +2116,7 @@ type RegisterClient struct {
 
 func (x *RegisterClient) Reset() {
 	*x = RegisterClient{}
-	mi := &file_shoal_proto_msgTypes[18]
+	mi := &file_shoal_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1532,7 +2128,7 @@ func (x *RegisterClient) String() string {
 func (*RegisterClient) ProtoMessage() {}
 
 func (x *RegisterClient) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[18]
+	mi := &file_shoal_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1545,7 +2141,7 @@ func (x *RegisterClient) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterClient.ProtoReflect.Descriptor instead.
 func (*RegisterClient) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{18}
+	return file_shoal_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RegisterClient) GetName() string {
@@ -1580,7 +2176,7 @@ type ClientBatch struct {
 
 func (x *ClientBatch) Reset() {
 	*x = ClientBatch{}
-	mi := &file_shoal_proto_msgTypes[19]
+	mi := &file_shoal_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +2188,7 @@ func (x *ClientBatch) String() string {
 func (*ClientBatch) ProtoMessage() {}
 
 func (x *ClientBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[19]
+	mi := &file_shoal_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +2201,7 @@ func (x *ClientBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientBatch.ProtoReflect.Descriptor instead.
 func (*ClientBatch) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{19}
+	return file_shoal_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ClientBatch) GetSubmit() []*Submit {
@@ -1643,7 +2239,7 @@ type Submit struct {
 
 func (x *Submit) Reset() {
 	*x = Submit{}
-	mi := &file_shoal_proto_msgTypes[20]
+	mi := &file_shoal_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1655,7 +2251,7 @@ func (x *Submit) String() string {
 func (*Submit) ProtoMessage() {}
 
 func (x *Submit) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[20]
+	mi := &file_shoal_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1668,7 +2264,7 @@ func (x *Submit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Submit.ProtoReflect.Descriptor instead.
 func (*Submit) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{20}
+	return file_shoal_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Submit) GetComputation() string {
@@ -1710,7 +2306,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_shoal_proto_msgTypes[21]
+	mi := &file_shoal_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1722,7 +2318,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[21]
+	mi := &file_shoal_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1735,7 +2331,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{21}
+	return file_shoal_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Release) GetComputation() string {
@@ -1764,7 +2360,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_shoal_proto_msgTypes[22]
+	mi := &file_shoal_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1776,7 +2372,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[22]
+	mi := &file_shoal_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1789,7 +2385,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{22}
+	return file_shoal_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Cancel) GetComputation() string {
@@ -1827,7 +2423,7 @@ type ClientDown struct {
 
 func (x *ClientDown) Reset() {
 	*x = ClientDown{}
-	mi := &file_shoal_proto_msgTypes[23]
+	mi := &file_shoal_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1839,7 +2435,7 @@ func (x *ClientDown) String() string {
 func (*ClientDown) ProtoMessage() {}
 
 func (x *ClientDown) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[23]
+	mi := &file_shoal_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1852,7 +2448,7 @@ func (x *ClientDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientDown.ProtoReflect.Descriptor instead.
 func (*ClientDown) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{23}
+	return file_shoal_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ClientDown) GetMsg() isClientDown_Msg {
@@ -1922,7 +2518,7 @@ type ClientReports struct {
 
 func (x *ClientReports) Reset() {
 	*x = ClientReports{}
-	mi := &file_shoal_proto_msgTypes[24]
+	mi := &file_shoal_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1934,7 +2530,7 @@ func (x *ClientReports) String() string {
 func (*ClientReports) ProtoMessage() {}
 
 func (x *ClientReports) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[24]
+	mi := &file_shoal_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1947,7 +2543,7 @@ func (x *ClientReports) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientReports.ProtoReflect.Descriptor instead.
 func (*ClientReports) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{24}
+	return file_shoal_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ClientReports) GetResults() []*KeyResult {
@@ -1984,7 +2580,7 @@ type KeyResult struct {
 
 func (x *KeyResult) Reset() {
 	*x = KeyResult{}
-	mi := &file_shoal_proto_msgTypes[25]
+	mi := &file_shoal_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1996,7 +2592,7 @@ func (x *KeyResult) String() string {
 func (*KeyResult) ProtoMessage() {}
 
 func (x *KeyResult) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[25]
+	mi := &file_shoal_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2009,7 +2605,7 @@ func (x *KeyResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyResult.ProtoReflect.Descriptor instead.
 func (*KeyResult) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{25}
+	return file_shoal_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *KeyResult) GetComputation() string {
@@ -2059,7 +2655,7 @@ type KeyError struct {
 
 func (x *KeyError) Reset() {
 	*x = KeyError{}
-	mi := &file_shoal_proto_msgTypes[26]
+	mi := &file_shoal_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2071,7 +2667,7 @@ func (x *KeyError) String() string {
 func (*KeyError) ProtoMessage() {}
 
 func (x *KeyError) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[26]
+	mi := &file_shoal_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2084,7 +2680,7 @@ func (x *KeyError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyError.ProtoReflect.Descriptor instead.
 func (*KeyError) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{26}
+	return file_shoal_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *KeyError) GetComputation() string {
@@ -2132,13 +2728,15 @@ type Event struct {
 	Err           string                 `protobuf:"bytes,12,opt,name=err,proto3" json:"err,omitempty"`
 	Stimulus      string                 `protobuf:"bytes,13,opt,name=stimulus,proto3" json:"stimulus,omitempty"`
 	Tasks         map[string]int64       `protobuf:"bytes,14,rep,name=tasks,proto3" json:"tasks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Op            string                 `protobuf:"bytes,15,opt,name=op,proto3" json:"op,omitempty"`
+	Metrics       []*FineMetric          `protobuf:"bytes,16,rep,name=metrics,proto3" json:"metrics,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_shoal_proto_msgTypes[27]
+	mi := &file_shoal_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2748,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[27]
+	mi := &file_shoal_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2761,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{27}
+	return file_shoal_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Event) GetTimeUnixNano() int64 {
@@ -2264,6 +2862,20 @@ func (x *Event) GetTasks() map[string]int64 {
 	return nil
 }
 
+func (x *Event) GetOp() string {
+	if x != nil {
+		return x.Op
+	}
+	return ""
+}
+
+func (x *Event) GetMetrics() []*FineMetric {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
 type InfoRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2272,7 +2884,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_shoal_proto_msgTypes[28]
+	mi := &file_shoal_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +2896,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[28]
+	mi := &file_shoal_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +2909,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{28}
+	return file_shoal_proto_rawDescGZIP(), []int{35}
 }
 
 type WorkerInfo struct {
@@ -2321,7 +2933,7 @@ type WorkerInfo struct {
 
 func (x *WorkerInfo) Reset() {
 	*x = WorkerInfo{}
-	mi := &file_shoal_proto_msgTypes[29]
+	mi := &file_shoal_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2945,7 @@ func (x *WorkerInfo) String() string {
 func (*WorkerInfo) ProtoMessage() {}
 
 func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[29]
+	mi := &file_shoal_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2958,7 @@ func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
 func (*WorkerInfo) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{29}
+	return file_shoal_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WorkerInfo) GetAddress() string {
@@ -2455,7 +3067,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_shoal_proto_msgTypes[30]
+	mi := &file_shoal_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2467,7 +3079,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[30]
+	mi := &file_shoal_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2480,7 +3092,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{30}
+	return file_shoal_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ClusterInfo) GetSchedulerId() string {
@@ -2545,7 +3157,7 @@ type GetValues struct {
 
 func (x *GetValues) Reset() {
 	*x = GetValues{}
-	mi := &file_shoal_proto_msgTypes[31]
+	mi := &file_shoal_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2557,7 +3169,7 @@ func (x *GetValues) String() string {
 func (*GetValues) ProtoMessage() {}
 
 func (x *GetValues) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[31]
+	mi := &file_shoal_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2570,7 +3182,7 @@ func (x *GetValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetValues.ProtoReflect.Descriptor instead.
 func (*GetValues) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{31}
+	return file_shoal_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetValues) GetKeys() []string {
@@ -2594,7 +3206,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_shoal_proto_msgTypes[32]
+	mi := &file_shoal_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2606,7 +3218,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[32]
+	mi := &file_shoal_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2619,7 +3231,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{32}
+	return file_shoal_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Value) GetKey() string {
@@ -2658,7 +3270,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_shoal_proto_msgTypes[33]
+	mi := &file_shoal_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2670,7 +3282,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[33]
+	mi := &file_shoal_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2683,7 +3295,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{33}
+	return file_shoal_proto_rawDescGZIP(), []int{40}
 }
 
 type WorkerExit struct {
@@ -2701,7 +3313,7 @@ type WorkerExit struct {
 
 func (x *WorkerExit) Reset() {
 	*x = WorkerExit{}
-	mi := &file_shoal_proto_msgTypes[34]
+	mi := &file_shoal_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2713,7 +3325,7 @@ func (x *WorkerExit) String() string {
 func (*WorkerExit) ProtoMessage() {}
 
 func (x *WorkerExit) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[34]
+	mi := &file_shoal_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2726,7 +3338,7 @@ func (x *WorkerExit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerExit.ProtoReflect.Descriptor instead.
 func (*WorkerExit) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{34}
+	return file_shoal_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WorkerExit) GetAddress() string {
@@ -2768,7 +3380,7 @@ type LogsRequest struct {
 
 func (x *LogsRequest) Reset() {
 	*x = LogsRequest{}
-	mi := &file_shoal_proto_msgTypes[35]
+	mi := &file_shoal_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2780,7 +3392,7 @@ func (x *LogsRequest) String() string {
 func (*LogsRequest) ProtoMessage() {}
 
 func (x *LogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[35]
+	mi := &file_shoal_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2793,7 +3405,7 @@ func (x *LogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsRequest.ProtoReflect.Descriptor instead.
 func (*LogsRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{35}
+	return file_shoal_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *LogsRequest) GetN() int32 {
@@ -2827,7 +3439,7 @@ type LogList struct {
 
 func (x *LogList) Reset() {
 	*x = LogList{}
-	mi := &file_shoal_proto_msgTypes[36]
+	mi := &file_shoal_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2839,7 +3451,7 @@ func (x *LogList) String() string {
 func (*LogList) ProtoMessage() {}
 
 func (x *LogList) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[36]
+	mi := &file_shoal_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2852,7 +3464,7 @@ func (x *LogList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogList.ProtoReflect.Descriptor instead.
 func (*LogList) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{36}
+	return file_shoal_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *LogList) GetRecords() []*LogRecord {
@@ -2879,7 +3491,7 @@ type LogsReply struct {
 
 func (x *LogsReply) Reset() {
 	*x = LogsReply{}
-	mi := &file_shoal_proto_msgTypes[37]
+	mi := &file_shoal_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2891,7 +3503,7 @@ func (x *LogsReply) String() string {
 func (*LogsReply) ProtoMessage() {}
 
 func (x *LogsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[37]
+	mi := &file_shoal_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2904,7 +3516,7 @@ func (x *LogsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsReply.ProtoReflect.Descriptor instead.
 func (*LogsReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{37}
+	return file_shoal_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *LogsReply) GetScheduler() []*LogRecord {
@@ -2933,7 +3545,7 @@ type TopicEvent struct {
 
 func (x *TopicEvent) Reset() {
 	*x = TopicEvent{}
-	mi := &file_shoal_proto_msgTypes[38]
+	mi := &file_shoal_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2945,7 +3557,7 @@ func (x *TopicEvent) String() string {
 func (*TopicEvent) ProtoMessage() {}
 
 func (x *TopicEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[38]
+	mi := &file_shoal_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2958,7 +3570,7 @@ func (x *TopicEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopicEvent.ProtoReflect.Descriptor instead.
 func (*TopicEvent) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{38}
+	return file_shoal_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TopicEvent) GetTopic() string {
@@ -2998,7 +3610,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_shoal_proto_msgTypes[39]
+	mi := &file_shoal_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3010,7 +3622,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[39]
+	mi := &file_shoal_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3023,7 +3635,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{39}
+	return file_shoal_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *EventsRequest) GetTopic() string {
@@ -3042,7 +3654,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_shoal_proto_msgTypes[40]
+	mi := &file_shoal_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3054,7 +3666,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[40]
+	mi := &file_shoal_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3067,7 +3679,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{40}
+	return file_shoal_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *EventsReply) GetEvents() []*TopicEvent {
@@ -3090,7 +3702,7 @@ type PublishRequest struct {
 
 func (x *PublishRequest) Reset() {
 	*x = PublishRequest{}
-	mi := &file_shoal_proto_msgTypes[41]
+	mi := &file_shoal_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3102,7 +3714,7 @@ func (x *PublishRequest) String() string {
 func (*PublishRequest) ProtoMessage() {}
 
 func (x *PublishRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[41]
+	mi := &file_shoal_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3115,7 +3727,7 @@ func (x *PublishRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishRequest.ProtoReflect.Descriptor instead.
 func (*PublishRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{41}
+	return file_shoal_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *PublishRequest) GetName() string {
@@ -3155,7 +3767,7 @@ type DatasetRequest struct {
 
 func (x *DatasetRequest) Reset() {
 	*x = DatasetRequest{}
-	mi := &file_shoal_proto_msgTypes[42]
+	mi := &file_shoal_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3167,7 +3779,7 @@ func (x *DatasetRequest) String() string {
 func (*DatasetRequest) ProtoMessage() {}
 
 func (x *DatasetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[42]
+	mi := &file_shoal_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3180,7 +3792,7 @@ func (x *DatasetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatasetRequest.ProtoReflect.Descriptor instead.
 func (*DatasetRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{42}
+	return file_shoal_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *DatasetRequest) GetName() string {
@@ -3201,7 +3813,7 @@ type Dataset struct {
 
 func (x *Dataset) Reset() {
 	*x = Dataset{}
-	mi := &file_shoal_proto_msgTypes[43]
+	mi := &file_shoal_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3213,7 +3825,7 @@ func (x *Dataset) String() string {
 func (*Dataset) ProtoMessage() {}
 
 func (x *Dataset) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[43]
+	mi := &file_shoal_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3226,7 +3838,7 @@ func (x *Dataset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dataset.ProtoReflect.Descriptor instead.
 func (*Dataset) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{43}
+	return file_shoal_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Dataset) GetName() string {
@@ -3259,7 +3871,7 @@ type DatasetList struct {
 
 func (x *DatasetList) Reset() {
 	*x = DatasetList{}
-	mi := &file_shoal_proto_msgTypes[44]
+	mi := &file_shoal_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3271,7 +3883,7 @@ func (x *DatasetList) String() string {
 func (*DatasetList) ProtoMessage() {}
 
 func (x *DatasetList) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[44]
+	mi := &file_shoal_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3284,7 +3896,7 @@ func (x *DatasetList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatasetList.ProtoReflect.Descriptor instead.
 func (*DatasetList) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{44}
+	return file_shoal_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DatasetList) GetNames() []string {
@@ -3304,7 +3916,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_shoal_proto_msgTypes[45]
+	mi := &file_shoal_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3316,7 +3928,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[45]
+	mi := &file_shoal_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3329,7 +3941,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{45}
+	return file_shoal_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *RunRequest) GetGraph() []byte {
@@ -3356,7 +3968,7 @@ type RunReply struct {
 
 func (x *RunReply) Reset() {
 	*x = RunReply{}
-	mi := &file_shoal_proto_msgTypes[46]
+	mi := &file_shoal_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3368,7 +3980,7 @@ func (x *RunReply) String() string {
 func (*RunReply) ProtoMessage() {}
 
 func (x *RunReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[46]
+	mi := &file_shoal_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3381,7 +3993,7 @@ func (x *RunReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunReply.ProtoReflect.Descriptor instead.
 func (*RunReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{46}
+	return file_shoal_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *RunReply) GetValue() []byte {
@@ -3408,7 +4020,7 @@ type PluginRequest struct {
 
 func (x *PluginRequest) Reset() {
 	*x = PluginRequest{}
-	mi := &file_shoal_proto_msgTypes[47]
+	mi := &file_shoal_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3420,7 +4032,7 @@ func (x *PluginRequest) String() string {
 func (*PluginRequest) ProtoMessage() {}
 
 func (x *PluginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[47]
+	mi := &file_shoal_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3433,7 +4045,7 @@ func (x *PluginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginRequest.ProtoReflect.Descriptor instead.
 func (*PluginRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{47}
+	return file_shoal_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *PluginRequest) GetName() string {
@@ -3460,7 +4072,7 @@ type PluginStatus struct {
 
 func (x *PluginStatus) Reset() {
 	*x = PluginStatus{}
-	mi := &file_shoal_proto_msgTypes[48]
+	mi := &file_shoal_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3472,7 +4084,7 @@ func (x *PluginStatus) String() string {
 func (*PluginStatus) ProtoMessage() {}
 
 func (x *PluginStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[48]
+	mi := &file_shoal_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3485,7 +4097,7 @@ func (x *PluginStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatus.ProtoReflect.Descriptor instead.
 func (*PluginStatus) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{48}
+	return file_shoal_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *PluginStatus) GetWorker() string {
@@ -3511,7 +4123,7 @@ type PluginReply struct {
 
 func (x *PluginReply) Reset() {
 	*x = PluginReply{}
-	mi := &file_shoal_proto_msgTypes[49]
+	mi := &file_shoal_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3523,7 +4135,7 @@ func (x *PluginReply) String() string {
 func (*PluginReply) ProtoMessage() {}
 
 func (x *PluginReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[49]
+	mi := &file_shoal_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3536,12 +4148,168 @@ func (x *PluginReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginReply.ProtoReflect.Descriptor instead.
 func (*PluginReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{49}
+	return file_shoal_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *PluginReply) GetStatuses() []*PluginStatus {
 	if x != nil {
 		return x.Statuses
+	}
+	return nil
+}
+
+type ProfileRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StartUnixNano int64                  `protobuf:"varint,1,opt,name=start_unix_nano,json=startUnixNano,proto3" json:"start_unix_nano,omitempty"` // 0: open
+	StopUnixNano  int64                  `protobuf:"varint,2,opt,name=stop_unix_nano,json=stopUnixNano,proto3" json:"stop_unix_nano,omitempty"`    // 0: open
+	Prefixes      []string               `protobuf:"bytes,3,rep,name=prefixes,proto3" json:"prefixes,omitempty"`
+	Workers       []string               `protobuf:"bytes,4,rep,name=workers,proto3" json:"workers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProfileRequest) Reset() {
+	*x = ProfileRequest{}
+	mi := &file_shoal_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProfileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProfileRequest) ProtoMessage() {}
+
+func (x *ProfileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProfileRequest.ProtoReflect.Descriptor instead.
+func (*ProfileRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ProfileRequest) GetStartUnixNano() int64 {
+	if x != nil {
+		return x.StartUnixNano
+	}
+	return 0
+}
+
+func (x *ProfileRequest) GetStopUnixNano() int64 {
+	if x != nil {
+		return x.StopUnixNano
+	}
+	return 0
+}
+
+func (x *ProfileRequest) GetPrefixes() []string {
+	if x != nil {
+		return x.Prefixes
+	}
+	return nil
+}
+
+func (x *ProfileRequest) GetWorkers() []string {
+	if x != nil {
+		return x.Workers
+	}
+	return nil
+}
+
+type ProfileReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Profile       []byte                 `protobuf:"bytes,1,opt,name=profile,proto3" json:"profile,omitempty"` // gzipped pprof protocol buffer
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProfileReply) Reset() {
+	*x = ProfileReply{}
+	mi := &file_shoal_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProfileReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProfileReply) ProtoMessage() {}
+
+func (x *ProfileReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProfileReply.ProtoReflect.Descriptor instead.
+func (*ProfileReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ProfileReply) GetProfile() []byte {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+type FineMetricsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Metrics       []*FineMetric          `protobuf:"bytes,1,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FineMetricsReply) Reset() {
+	*x = FineMetricsReply{}
+	mi := &file_shoal_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FineMetricsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FineMetricsReply) ProtoMessage() {}
+
+func (x *FineMetricsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FineMetricsReply.ProtoReflect.Descriptor instead.
+func (*FineMetricsReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *FineMetricsReply) GetMetrics() []*FineMetric {
+	if x != nil {
+		return x.Metrics
 	}
 	return nil
 }
@@ -3555,7 +4323,7 @@ type EnvironRequest struct {
 
 func (x *EnvironRequest) Reset() {
 	*x = EnvironRequest{}
-	mi := &file_shoal_proto_msgTypes[50]
+	mi := &file_shoal_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3567,7 +4335,7 @@ func (x *EnvironRequest) String() string {
 func (*EnvironRequest) ProtoMessage() {}
 
 func (x *EnvironRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[50]
+	mi := &file_shoal_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3580,7 +4348,7 @@ func (x *EnvironRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironRequest.ProtoReflect.Descriptor instead.
 func (*EnvironRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{50}
+	return file_shoal_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *EnvironRequest) GetVars() map[string]string {
@@ -3600,7 +4368,7 @@ type EnvironReply struct {
 
 func (x *EnvironReply) Reset() {
 	*x = EnvironReply{}
-	mi := &file_shoal_proto_msgTypes[51]
+	mi := &file_shoal_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3612,7 +4380,7 @@ func (x *EnvironReply) String() string {
 func (*EnvironReply) ProtoMessage() {}
 
 func (x *EnvironReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[51]
+	mi := &file_shoal_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3625,7 +4393,7 @@ func (x *EnvironReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironReply.ProtoReflect.Descriptor instead.
 func (*EnvironReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{51}
+	return file_shoal_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *EnvironReply) GetRestarted() bool {
@@ -3715,13 +4483,66 @@ const file_shoal_proto_rawDesc = "" +
 	"\x0fmetrics_address\x18\v \x01(\tR\x0emetricsAddress\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xdc\x01\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa8\x04\n" +
 	"\vWorkerBatch\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x122\n" +
 	"\x04done\x18\x02 \x03(\v2\x1e.shoal.distributed.v1.TaskDoneR\x04done\x124\n" +
 	"\x06memory\x18\x03 \x01(\v2\x1c.shoal.distributed.v1.MemoryR\x06memory\x12\x18\n" +
 	"\amissing\x18\x04 \x03(\tR\amissing\x123\n" +
-	"\x04logs\x18\x05 \x03(\v2\x1f.shoal.distributed.v1.LogRecordR\x04logs\"\xc2\x01\n" +
+	"\x04logs\x18\x05 \x03(\v2\x1f.shoal.distributed.v1.LogRecordR\x04logs\x12:\n" +
+	"\ametrics\x18\x06 \x03(\v2 .shoal.distributed.v1.FineMetricR\ametrics\x12?\n" +
+	"\bprofiles\x18\a \x03(\v2#.shoal.distributed.v1.ProfileWindowR\bprofiles\x12@\n" +
+	"\ttransfers\x18\b \x03(\v2\".shoal.distributed.v1.TransferStatR\ttransfers\x127\n" +
+	"\x05stats\x18\t \x01(\v2!.shoal.distributed.v1.WorkerStatsR\x05stats\x12>\n" +
+	"\n" +
+	"shuffle_io\x18\n" +
+	" \x03(\v2\x1f.shoal.distributed.v1.ShuffleIOR\tshuffleIo\x12\x12\n" +
+	"\x04pong\x18\v \x01(\x03R\x04pong\"O\n" +
+	"\tShuffleIO\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\tR\x05group\x12\x18\n" +
+	"\awritten\x18\x02 \x01(\x03R\awritten\x12\x12\n" +
+	"\x04read\x18\x03 \x01(\x03R\x04read\"\x82\x01\n" +
+	"\n" +
+	"FineMetric\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1a\n" +
+	"\bactivity\x18\x02 \x01(\tR\bactivity\x12\x12\n" +
+	"\x04unit\x18\x03 \x01(\tR\x04unit\x12\x14\n" +
+	"\x05value\x18\x04 \x01(\x01R\x05value\x12\x16\n" +
+	"\x06worker\x18\x05 \x01(\tR\x06worker\"w\n" +
+	"\rProfileWindow\x12&\n" +
+	"\x0fstart_unix_nano\x18\x01 \x01(\x03R\rstartUnixNano\x12$\n" +
+	"\x0estop_unix_nano\x18\x02 \x01(\x03R\fstopUnixNano\x12\x18\n" +
+	"\aprofile\x18\x03 \x01(\fR\aprofile\"\x92\x01\n" +
+	"\fTransferStat\x12\x12\n" +
+	"\x04peer\x18\x01 \x01(\tR\x04peer\x12\x16\n" +
+	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x10\n" +
+	"\x03out\x18\x03 \x01(\bR\x03out\x12\x14\n" +
+	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\x12\x18\n" +
+	"\aseconds\x18\x05 \x01(\x01R\aseconds\x12\x14\n" +
+	"\x05count\x18\x06 \x01(\x03R\x05count\"\xf6\x02\n" +
+	"\vWorkerStats\x12\x1f\n" +
+	"\vcpu_seconds\x18\x01 \x01(\x01R\n" +
+	"cpuSeconds\x12\x10\n" +
+	"\x03rss\x18\x02 \x01(\x03R\x03rss\x12\x10\n" +
+	"\x03fds\x18\x03 \x01(\x05R\x03fds\x12\x15\n" +
+	"\x06net_in\x18\x04 \x01(\x03R\x05netIn\x12\x17\n" +
+	"\anet_out\x18\x05 \x01(\x03R\x06netOut\x125\n" +
+	"\x05disks\x18\x06 \x03(\v2\x1f.shoal.distributed.v1.DiskUsageR\x05disks\x12B\n" +
+	"\x05tasks\x18\a \x03(\v2,.shoal.distributed.v1.WorkerStats.TasksEntryR\x05tasks\x12=\n" +
+	"\bshuffles\x18\b \x03(\v2!.shoal.distributed.v1.ShuffleDiskR\bshuffles\x1a8\n" +
+	"\n" +
+	"TasksEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"o\n" +
+	"\tDiskUsage\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
+	"\x04used\x18\x03 \x01(\x03R\x04used\x12\x12\n" +
+	"\x04free\x18\x04 \x01(\x03R\x04free\x12\x12\n" +
+	"\x04size\x18\x05 \x01(\x03R\x04size\"3\n" +
+	"\vShuffleDisk\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"\xc2\x01\n" +
 	"\bTaskDone\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x05R\x02id\x12&\n" +
@@ -3742,18 +4563,19 @@ const file_shoal_proto_rawDesc = "" +
 	"\aWelcome\x12!\n" +
 	"\fscheduler_id\x18\x01 \x01(\tR\vschedulerId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x128\n" +
-	"\x18heartbeat_interval_nanos\x18\x03 \x01(\x03R\x16heartbeatIntervalNanos\"\xa3\x01\n" +
+	"\x18heartbeat_interval_nanos\x18\x03 \x01(\x03R\x16heartbeatIntervalNanos\"\xb7\x01\n" +
 	"\x12WorkerInstructions\x12\x14\n" +
 	"\x05reset\x18\x01 \x01(\bR\x05reset\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12E\n" +
 	"\finstructions\x18\x03 \x03(\v2!.shoal.distributed.v1.InstructionR\finstructions\x12\x1a\n" +
-	"\bshutdown\x18\x04 \x01(\bR\bshutdown\"\xf8\x01\n" +
+	"\bshutdown\x18\x04 \x01(\bR\bshutdown\x12\x12\n" +
+	"\x04ping\x18\x05 \x01(\x03R\x04ping\"\xf8\x01\n" +
 	"\vInstruction\x121\n" +
 	"\x03run\x18\x01 \x01(\v2\x1d.shoal.distributed.v1.RunTaskH\x00R\x03run\x126\n" +
 	"\x05fetch\x18\x02 \x01(\v2\x1e.shoal.distributed.v1.FetchKeyH\x00R\x05fetch\x12<\n" +
 	"\arelease\x18\x03 \x01(\v2 .shoal.distributed.v1.ReleaseKeyH\x00R\arelease\x12:\n" +
 	"\x06cancel\x18\x04 \x01(\v2 .shoal.distributed.v1.CancelTaskH\x00R\x06cancelB\x04\n" +
-	"\x02op\"\x8a\x02\n" +
+	"\x02op\"\xac\x02\n" +
 	"\aRunTask\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x05R\x02id\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x0e\n" +
@@ -3761,13 +4583,15 @@ const file_shoal_proto_rawDesc = "" +
 	"\x06params\x18\x04 \x01(\fR\x06params\x12\x12\n" +
 	"\x04deps\x18\x05 \x03(\tR\x04deps\x12\x17\n" +
 	"\adep_ids\x18\x06 \x03(\x05R\x06depIds\x12J\n" +
-	"\tresources\x18\a \x03(\v2,.shoal.distributed.v1.RunTask.ResourcesEntryR\tresources\x1a<\n" +
+	"\tresources\x18\a \x03(\v2,.shoal.distributed.v1.RunTask.ResourcesEntryR\tresources\x12 \n" +
+	"\vcomputation\x18\b \x01(\x04R\vcomputation\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"0\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"D\n" +
 	"\bFetchKey\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
-	"\x04from\x18\x02 \x03(\tR\x04from\"\x1e\n" +
+	"\x04from\x18\x02 \x03(\tR\x04from\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\"\x1e\n" +
 	"\n" +
 	"ReleaseKey\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\"4\n" +
@@ -3819,7 +4643,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x14\n" +
 	"\x05index\x18\x03 \x01(\x05R\x05index\x121\n" +
-	"\x05error\x18\x04 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"\xc8\x03\n" +
+	"\x05error\x18\x04 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"\x94\x04\n" +
 	"\x05Event\x12$\n" +
 	"\x0etime_unix_nano\x18\x01 \x01(\x03R\ftimeUnixNano\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\x05R\x04kind\x12\x18\n" +
@@ -3835,7 +4659,9 @@ const file_shoal_proto_rawDesc = "" +
 	"\x04path\x18\v \x01(\tR\x04path\x12\x10\n" +
 	"\x03err\x18\f \x01(\tR\x03err\x12\x1a\n" +
 	"\bstimulus\x18\r \x01(\tR\bstimulus\x12<\n" +
-	"\x05tasks\x18\x0e \x03(\v2&.shoal.distributed.v1.Event.TasksEntryR\x05tasks\x1a8\n" +
+	"\x05tasks\x18\x0e \x03(\v2&.shoal.distributed.v1.Event.TasksEntryR\x05tasks\x12\x0e\n" +
+	"\x02op\x18\x0f \x01(\tR\x02op\x12:\n" +
+	"\ametrics\x18\x10 \x03(\v2 .shoal.distributed.v1.FineMetricR\ametrics\x1a8\n" +
 	"\n" +
 	"TasksEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -3939,7 +4765,16 @@ const file_shoal_proto_rawDesc = "" +
 	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\"M\n" +
 	"\vPluginReply\x12>\n" +
-	"\bstatuses\x18\x01 \x03(\v2\".shoal.distributed.v1.PluginStatusR\bstatuses\"\x8d\x01\n" +
+	"\bstatuses\x18\x01 \x03(\v2\".shoal.distributed.v1.PluginStatusR\bstatuses\"\x94\x01\n" +
+	"\x0eProfileRequest\x12&\n" +
+	"\x0fstart_unix_nano\x18\x01 \x01(\x03R\rstartUnixNano\x12$\n" +
+	"\x0estop_unix_nano\x18\x02 \x01(\x03R\fstopUnixNano\x12\x1a\n" +
+	"\bprefixes\x18\x03 \x03(\tR\bprefixes\x12\x18\n" +
+	"\aworkers\x18\x04 \x03(\tR\aworkers\"(\n" +
+	"\fProfileReply\x12\x18\n" +
+	"\aprofile\x18\x01 \x01(\fR\aprofile\"N\n" +
+	"\x10FineMetricsReply\x12:\n" +
+	"\ametrics\x18\x01 \x03(\v2 .shoal.distributed.v1.FineMetricR\ametrics\"\x8d\x01\n" +
 	"\x0eEnvironRequest\x12B\n" +
 	"\x04vars\x18\x01 \x03(\v2..shoal.distributed.v1.EnvironRequest.VarsEntryR\x04vars\x1a7\n" +
 	"\tVarsEntry\x12\x10\n" +
@@ -3947,12 +4782,14 @@ const file_shoal_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\">\n" +
 	"\fEnvironReply\x12\x1c\n" +
 	"\trestarted\x18\x01 \x01(\bR\trestarted\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid2\xa5\b\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid2\xa1\n" +
+	"\n" +
 	"\tScheduler\x12T\n" +
 	"\fWorkerStream\x12\x1e.shoal.distributed.v1.WorkerUp\x1a .shoal.distributed.v1.WorkerDown(\x010\x01\x12T\n" +
 	"\fClientStream\x12\x1e.shoal.distributed.v1.ClientUp\x1a .shoal.distributed.v1.ClientDown(\x010\x01\x12L\n" +
 	"\x04Info\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.ClusterInfo\x12K\n" +
-	"\fWorkerExited\x12 .shoal.distributed.v1.WorkerExit\x1a\x19.shoal.distributed.v1.Ack\x12J\n" +
+	"\fWorkerExited\x12 .shoal.distributed.v1.WorkerExit\x1a\x19.shoal.distributed.v1.Ack\x12K\n" +
+	"\fWorkerOutput\x12 .shoal.distributed.v1.WorkerExit\x1a\x19.shoal.distributed.v1.Ack\x12J\n" +
 	"\x04Logs\x12!.shoal.distributed.v1.LogsRequest\x1a\x1f.shoal.distributed.v1.LogsReply\x12G\n" +
 	"\bLogEvent\x12 .shoal.distributed.v1.TopicEvent\x1a\x19.shoal.distributed.v1.Ack\x12P\n" +
 	"\x06Events\x12#.shoal.distributed.v1.EventsRequest\x1a!.shoal.distributed.v1.EventsReply\x12J\n" +
@@ -3962,11 +4799,14 @@ const file_shoal_proto_rawDesc = "" +
 	"GetDataset\x12$.shoal.distributed.v1.DatasetRequest\x1a\x1d.shoal.distributed.v1.Dataset\x12T\n" +
 	"\fListDatasets\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.DatasetList\x12G\n" +
 	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12^\n" +
-	"\x14RegisterWorkerPlugin\x12#.shoal.distributed.v1.PluginRequest\x1a!.shoal.distributed.v1.PluginReply2\xf1\x01\n" +
+	"\x14RegisterWorkerPlugin\x12#.shoal.distributed.v1.PluginRequest\x1a!.shoal.distributed.v1.PluginReply\x12S\n" +
+	"\aProfile\x12$.shoal.distributed.v1.ProfileRequest\x1a\".shoal.distributed.v1.ProfileReply\x12X\n" +
+	"\vFineMetrics\x12!.shoal.distributed.v1.InfoRequest\x1a&.shoal.distributed.v1.FineMetricsReply2\xc4\x02\n" +
 	"\x06Worker\x12K\n" +
 	"\x04Info\x12!.shoal.distributed.v1.InfoRequest\x1a .shoal.distributed.v1.WorkerInfo\x12G\n" +
 	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12Q\n" +
-	"\x06Plugin\x12#.shoal.distributed.v1.PluginRequest\x1a\".shoal.distributed.v1.PluginStatus2\\\n" +
+	"\x06Plugin\x12#.shoal.distributed.v1.PluginRequest\x1a\".shoal.distributed.v1.PluginStatus\x12Q\n" +
+	"\tTelemetry\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.WorkerBatch2\\\n" +
 	"\x05Nanny\x12S\n" +
 	"\aEnviron\x12$.shoal.distributed.v1.EnvironRequest\x1a\".shoal.distributed.v1.EnvironReplyB.Z,github.com/shoal-data/shoal/distributed/wireb\x06proto3"
 
@@ -3983,7 +4823,7 @@ func file_shoal_proto_rawDescGZIP() []byte {
 }
 
 var file_shoal_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
 var file_shoal_proto_goTypes = []any{
 	(Error_Kind)(0),            // 0: shoal.distributed.v1.Error.Kind
 	(*Registry)(nil),           // 1: shoal.distributed.v1.Registry
@@ -3993,150 +4833,179 @@ var file_shoal_proto_goTypes = []any{
 	(*WorkerUp)(nil),           // 5: shoal.distributed.v1.WorkerUp
 	(*RegisterWorker)(nil),     // 6: shoal.distributed.v1.RegisterWorker
 	(*WorkerBatch)(nil),        // 7: shoal.distributed.v1.WorkerBatch
-	(*TaskDone)(nil),           // 8: shoal.distributed.v1.TaskDone
-	(*Memory)(nil),             // 9: shoal.distributed.v1.Memory
-	(*WorkerDown)(nil),         // 10: shoal.distributed.v1.WorkerDown
-	(*Welcome)(nil),            // 11: shoal.distributed.v1.Welcome
-	(*WorkerInstructions)(nil), // 12: shoal.distributed.v1.WorkerInstructions
-	(*Instruction)(nil),        // 13: shoal.distributed.v1.Instruction
-	(*RunTask)(nil),            // 14: shoal.distributed.v1.RunTask
-	(*FetchKey)(nil),           // 15: shoal.distributed.v1.FetchKey
-	(*ReleaseKey)(nil),         // 16: shoal.distributed.v1.ReleaseKey
-	(*CancelTask)(nil),         // 17: shoal.distributed.v1.CancelTask
-	(*ClientUp)(nil),           // 18: shoal.distributed.v1.ClientUp
-	(*RegisterClient)(nil),     // 19: shoal.distributed.v1.RegisterClient
-	(*ClientBatch)(nil),        // 20: shoal.distributed.v1.ClientBatch
-	(*Submit)(nil),             // 21: shoal.distributed.v1.Submit
-	(*Release)(nil),            // 22: shoal.distributed.v1.Release
-	(*Cancel)(nil),             // 23: shoal.distributed.v1.Cancel
-	(*ClientDown)(nil),         // 24: shoal.distributed.v1.ClientDown
-	(*ClientReports)(nil),      // 25: shoal.distributed.v1.ClientReports
-	(*KeyResult)(nil),          // 26: shoal.distributed.v1.KeyResult
-	(*KeyError)(nil),           // 27: shoal.distributed.v1.KeyError
-	(*Event)(nil),              // 28: shoal.distributed.v1.Event
-	(*InfoRequest)(nil),        // 29: shoal.distributed.v1.InfoRequest
-	(*WorkerInfo)(nil),         // 30: shoal.distributed.v1.WorkerInfo
-	(*ClusterInfo)(nil),        // 31: shoal.distributed.v1.ClusterInfo
-	(*GetValues)(nil),          // 32: shoal.distributed.v1.GetValues
-	(*Value)(nil),              // 33: shoal.distributed.v1.Value
-	(*Ack)(nil),                // 34: shoal.distributed.v1.Ack
-	(*WorkerExit)(nil),         // 35: shoal.distributed.v1.WorkerExit
-	(*LogsRequest)(nil),        // 36: shoal.distributed.v1.LogsRequest
-	(*LogList)(nil),            // 37: shoal.distributed.v1.LogList
-	(*LogsReply)(nil),          // 38: shoal.distributed.v1.LogsReply
-	(*TopicEvent)(nil),         // 39: shoal.distributed.v1.TopicEvent
-	(*EventsRequest)(nil),      // 40: shoal.distributed.v1.EventsRequest
-	(*EventsReply)(nil),        // 41: shoal.distributed.v1.EventsReply
-	(*PublishRequest)(nil),     // 42: shoal.distributed.v1.PublishRequest
-	(*DatasetRequest)(nil),     // 43: shoal.distributed.v1.DatasetRequest
-	(*Dataset)(nil),            // 44: shoal.distributed.v1.Dataset
-	(*DatasetList)(nil),        // 45: shoal.distributed.v1.DatasetList
-	(*RunRequest)(nil),         // 46: shoal.distributed.v1.RunRequest
-	(*RunReply)(nil),           // 47: shoal.distributed.v1.RunReply
-	(*PluginRequest)(nil),      // 48: shoal.distributed.v1.PluginRequest
-	(*PluginStatus)(nil),       // 49: shoal.distributed.v1.PluginStatus
-	(*PluginReply)(nil),        // 50: shoal.distributed.v1.PluginReply
-	(*EnvironRequest)(nil),     // 51: shoal.distributed.v1.EnvironRequest
-	(*EnvironReply)(nil),       // 52: shoal.distributed.v1.EnvironReply
-	nil,                        // 53: shoal.distributed.v1.Registry.SignaturesEntry
-	nil,                        // 54: shoal.distributed.v1.LogRecord.AttrsEntry
-	nil,                        // 55: shoal.distributed.v1.RegisterWorker.ResourcesEntry
-	nil,                        // 56: shoal.distributed.v1.RunTask.ResourcesEntry
-	nil,                        // 57: shoal.distributed.v1.Event.TasksEntry
-	nil,                        // 58: shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	nil,                        // 59: shoal.distributed.v1.ClusterInfo.TasksEntry
-	nil,                        // 60: shoal.distributed.v1.LogsReply.WorkersEntry
-	nil,                        // 61: shoal.distributed.v1.EnvironRequest.VarsEntry
+	(*ShuffleIO)(nil),          // 8: shoal.distributed.v1.ShuffleIO
+	(*FineMetric)(nil),         // 9: shoal.distributed.v1.FineMetric
+	(*ProfileWindow)(nil),      // 10: shoal.distributed.v1.ProfileWindow
+	(*TransferStat)(nil),       // 11: shoal.distributed.v1.TransferStat
+	(*WorkerStats)(nil),        // 12: shoal.distributed.v1.WorkerStats
+	(*DiskUsage)(nil),          // 13: shoal.distributed.v1.DiskUsage
+	(*ShuffleDisk)(nil),        // 14: shoal.distributed.v1.ShuffleDisk
+	(*TaskDone)(nil),           // 15: shoal.distributed.v1.TaskDone
+	(*Memory)(nil),             // 16: shoal.distributed.v1.Memory
+	(*WorkerDown)(nil),         // 17: shoal.distributed.v1.WorkerDown
+	(*Welcome)(nil),            // 18: shoal.distributed.v1.Welcome
+	(*WorkerInstructions)(nil), // 19: shoal.distributed.v1.WorkerInstructions
+	(*Instruction)(nil),        // 20: shoal.distributed.v1.Instruction
+	(*RunTask)(nil),            // 21: shoal.distributed.v1.RunTask
+	(*FetchKey)(nil),           // 22: shoal.distributed.v1.FetchKey
+	(*ReleaseKey)(nil),         // 23: shoal.distributed.v1.ReleaseKey
+	(*CancelTask)(nil),         // 24: shoal.distributed.v1.CancelTask
+	(*ClientUp)(nil),           // 25: shoal.distributed.v1.ClientUp
+	(*RegisterClient)(nil),     // 26: shoal.distributed.v1.RegisterClient
+	(*ClientBatch)(nil),        // 27: shoal.distributed.v1.ClientBatch
+	(*Submit)(nil),             // 28: shoal.distributed.v1.Submit
+	(*Release)(nil),            // 29: shoal.distributed.v1.Release
+	(*Cancel)(nil),             // 30: shoal.distributed.v1.Cancel
+	(*ClientDown)(nil),         // 31: shoal.distributed.v1.ClientDown
+	(*ClientReports)(nil),      // 32: shoal.distributed.v1.ClientReports
+	(*KeyResult)(nil),          // 33: shoal.distributed.v1.KeyResult
+	(*KeyError)(nil),           // 34: shoal.distributed.v1.KeyError
+	(*Event)(nil),              // 35: shoal.distributed.v1.Event
+	(*InfoRequest)(nil),        // 36: shoal.distributed.v1.InfoRequest
+	(*WorkerInfo)(nil),         // 37: shoal.distributed.v1.WorkerInfo
+	(*ClusterInfo)(nil),        // 38: shoal.distributed.v1.ClusterInfo
+	(*GetValues)(nil),          // 39: shoal.distributed.v1.GetValues
+	(*Value)(nil),              // 40: shoal.distributed.v1.Value
+	(*Ack)(nil),                // 41: shoal.distributed.v1.Ack
+	(*WorkerExit)(nil),         // 42: shoal.distributed.v1.WorkerExit
+	(*LogsRequest)(nil),        // 43: shoal.distributed.v1.LogsRequest
+	(*LogList)(nil),            // 44: shoal.distributed.v1.LogList
+	(*LogsReply)(nil),          // 45: shoal.distributed.v1.LogsReply
+	(*TopicEvent)(nil),         // 46: shoal.distributed.v1.TopicEvent
+	(*EventsRequest)(nil),      // 47: shoal.distributed.v1.EventsRequest
+	(*EventsReply)(nil),        // 48: shoal.distributed.v1.EventsReply
+	(*PublishRequest)(nil),     // 49: shoal.distributed.v1.PublishRequest
+	(*DatasetRequest)(nil),     // 50: shoal.distributed.v1.DatasetRequest
+	(*Dataset)(nil),            // 51: shoal.distributed.v1.Dataset
+	(*DatasetList)(nil),        // 52: shoal.distributed.v1.DatasetList
+	(*RunRequest)(nil),         // 53: shoal.distributed.v1.RunRequest
+	(*RunReply)(nil),           // 54: shoal.distributed.v1.RunReply
+	(*PluginRequest)(nil),      // 55: shoal.distributed.v1.PluginRequest
+	(*PluginStatus)(nil),       // 56: shoal.distributed.v1.PluginStatus
+	(*PluginReply)(nil),        // 57: shoal.distributed.v1.PluginReply
+	(*ProfileRequest)(nil),     // 58: shoal.distributed.v1.ProfileRequest
+	(*ProfileReply)(nil),       // 59: shoal.distributed.v1.ProfileReply
+	(*FineMetricsReply)(nil),   // 60: shoal.distributed.v1.FineMetricsReply
+	(*EnvironRequest)(nil),     // 61: shoal.distributed.v1.EnvironRequest
+	(*EnvironReply)(nil),       // 62: shoal.distributed.v1.EnvironReply
+	nil,                        // 63: shoal.distributed.v1.Registry.SignaturesEntry
+	nil,                        // 64: shoal.distributed.v1.LogRecord.AttrsEntry
+	nil,                        // 65: shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	nil,                        // 66: shoal.distributed.v1.WorkerStats.TasksEntry
+	nil,                        // 67: shoal.distributed.v1.RunTask.ResourcesEntry
+	nil,                        // 68: shoal.distributed.v1.Event.TasksEntry
+	nil,                        // 69: shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	nil,                        // 70: shoal.distributed.v1.ClusterInfo.TasksEntry
+	nil,                        // 71: shoal.distributed.v1.LogsReply.WorkersEntry
+	nil,                        // 72: shoal.distributed.v1.EnvironRequest.VarsEntry
 }
 var file_shoal_proto_depIdxs = []int32{
-	53, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
+	63, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
 	0,  // 1: shoal.distributed.v1.Error.kind:type_name -> shoal.distributed.v1.Error.Kind
 	3,  // 2: shoal.distributed.v1.Error.cause:type_name -> shoal.distributed.v1.Error
-	54, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
+	64, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
 	6,  // 4: shoal.distributed.v1.WorkerUp.register:type_name -> shoal.distributed.v1.RegisterWorker
 	7,  // 5: shoal.distributed.v1.WorkerUp.batch:type_name -> shoal.distributed.v1.WorkerBatch
-	55, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	65, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
 	1,  // 7: shoal.distributed.v1.RegisterWorker.registry:type_name -> shoal.distributed.v1.Registry
-	8,  // 8: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
-	9,  // 9: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
+	15, // 8: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
+	16, // 9: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
 	4,  // 10: shoal.distributed.v1.WorkerBatch.logs:type_name -> shoal.distributed.v1.LogRecord
-	3,  // 11: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
-	11, // 12: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 13: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
-	12, // 14: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
-	13, // 15: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
-	14, // 16: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
-	15, // 17: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
-	16, // 18: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
-	17, // 19: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
-	56, // 20: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
-	19, // 21: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
-	20, // 22: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
-	1,  // 23: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
-	21, // 24: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
-	22, // 25: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
-	23, // 26: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
-	11, // 27: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 28: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
-	25, // 29: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
-	26, // 30: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
-	27, // 31: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
-	28, // 32: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
-	3,  // 33: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
-	57, // 34: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
-	58, // 35: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	9,  // 36: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
-	30, // 37: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
-	59, // 38: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
-	4,  // 39: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 40: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 41: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
-	60, // 42: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
-	39, // 43: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
-	26, // 44: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
-	3,  // 45: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
-	49, // 46: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
-	61, // 47: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
-	37, // 48: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
-	5,  // 49: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
-	18, // 50: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
-	29, // 51: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
-	35, // 52: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
-	36, // 53: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
-	39, // 54: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
-	40, // 55: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
-	42, // 56: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
-	43, // 57: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
-	43, // 58: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
-	29, // 59: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
-	46, // 60: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
-	48, // 61: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
-	29, // 62: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
-	46, // 63: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
-	48, // 64: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
-	51, // 65: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
-	10, // 66: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
-	24, // 67: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
-	31, // 68: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
-	34, // 69: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
-	38, // 70: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
-	34, // 71: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
-	41, // 72: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
-	34, // 73: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
-	34, // 74: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
-	44, // 75: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
-	45, // 76: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
-	47, // 77: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
-	50, // 78: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
-	30, // 79: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
-	47, // 80: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
-	49, // 81: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
-	52, // 82: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
-	66, // [66:83] is the sub-list for method output_type
-	49, // [49:66] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	9,  // 11: shoal.distributed.v1.WorkerBatch.metrics:type_name -> shoal.distributed.v1.FineMetric
+	10, // 12: shoal.distributed.v1.WorkerBatch.profiles:type_name -> shoal.distributed.v1.ProfileWindow
+	11, // 13: shoal.distributed.v1.WorkerBatch.transfers:type_name -> shoal.distributed.v1.TransferStat
+	12, // 14: shoal.distributed.v1.WorkerBatch.stats:type_name -> shoal.distributed.v1.WorkerStats
+	8,  // 15: shoal.distributed.v1.WorkerBatch.shuffle_io:type_name -> shoal.distributed.v1.ShuffleIO
+	13, // 16: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
+	66, // 17: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
+	14, // 18: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
+	3,  // 19: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
+	18, // 20: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 21: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
+	19, // 22: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
+	20, // 23: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
+	21, // 24: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
+	22, // 25: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
+	23, // 26: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
+	24, // 27: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
+	67, // 28: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
+	26, // 29: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
+	27, // 30: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
+	1,  // 31: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
+	28, // 32: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
+	29, // 33: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
+	30, // 34: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
+	18, // 35: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 36: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
+	32, // 37: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
+	33, // 38: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
+	34, // 39: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
+	35, // 40: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
+	3,  // 41: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
+	68, // 42: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
+	9,  // 43: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
+	69, // 44: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	16, // 45: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
+	37, // 46: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
+	70, // 47: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
+	4,  // 48: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 49: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 50: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
+	71, // 51: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
+	46, // 52: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
+	33, // 53: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
+	3,  // 54: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
+	56, // 55: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
+	9,  // 56: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
+	72, // 57: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
+	44, // 58: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
+	5,  // 59: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
+	25, // 60: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
+	36, // 61: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
+	42, // 62: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
+	42, // 63: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
+	43, // 64: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
+	46, // 65: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
+	47, // 66: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
+	49, // 67: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
+	50, // 68: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
+	50, // 69: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
+	36, // 70: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
+	53, // 71: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
+	55, // 72: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
+	58, // 73: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
+	36, // 74: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
+	36, // 75: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
+	53, // 76: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
+	55, // 77: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
+	36, // 78: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
+	61, // 79: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
+	17, // 80: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
+	31, // 81: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
+	38, // 82: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
+	41, // 83: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
+	41, // 84: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
+	45, // 85: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
+	41, // 86: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
+	48, // 87: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
+	41, // 88: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
+	41, // 89: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
+	51, // 90: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
+	52, // 91: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
+	54, // 92: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
+	57, // 93: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
+	59, // 94: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
+	60, // 95: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
+	37, // 96: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
+	54, // 97: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
+	56, // 98: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
+	7,  // 99: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
+	62, // 100: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
+	80, // [80:101] is the sub-list for method output_type
+	59, // [59:80] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_shoal_proto_init() }
@@ -4148,22 +5017,22 @@ func file_shoal_proto_init() {
 		(*WorkerUp_Register)(nil),
 		(*WorkerUp_Batch)(nil),
 	}
-	file_shoal_proto_msgTypes[9].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[16].OneofWrappers = []any{
 		(*WorkerDown_Welcome)(nil),
 		(*WorkerDown_Refused)(nil),
 		(*WorkerDown_Batch)(nil),
 	}
-	file_shoal_proto_msgTypes[12].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[19].OneofWrappers = []any{
 		(*Instruction_Run)(nil),
 		(*Instruction_Fetch)(nil),
 		(*Instruction_Release)(nil),
 		(*Instruction_Cancel)(nil),
 	}
-	file_shoal_proto_msgTypes[17].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[24].OneofWrappers = []any{
 		(*ClientUp_Register)(nil),
 		(*ClientUp_Batch)(nil),
 	}
-	file_shoal_proto_msgTypes[23].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[30].OneofWrappers = []any{
 		(*ClientDown_Welcome)(nil),
 		(*ClientDown_Refused)(nil),
 		(*ClientDown_Batch)(nil),
@@ -4174,7 +5043,7 @@ func file_shoal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_proto_rawDesc), len(file_shoal_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   61,
+			NumMessages:   72,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

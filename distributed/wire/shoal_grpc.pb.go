@@ -31,6 +31,7 @@ const (
 	Scheduler_ClientStream_FullMethodName         = "/shoal.distributed.v1.Scheduler/ClientStream"
 	Scheduler_Info_FullMethodName                 = "/shoal.distributed.v1.Scheduler/Info"
 	Scheduler_WorkerExited_FullMethodName         = "/shoal.distributed.v1.Scheduler/WorkerExited"
+	Scheduler_WorkerOutput_FullMethodName         = "/shoal.distributed.v1.Scheduler/WorkerOutput"
 	Scheduler_Logs_FullMethodName                 = "/shoal.distributed.v1.Scheduler/Logs"
 	Scheduler_LogEvent_FullMethodName             = "/shoal.distributed.v1.Scheduler/LogEvent"
 	Scheduler_Events_FullMethodName               = "/shoal.distributed.v1.Scheduler/Events"
@@ -40,6 +41,8 @@ const (
 	Scheduler_ListDatasets_FullMethodName         = "/shoal.distributed.v1.Scheduler/ListDatasets"
 	Scheduler_Run_FullMethodName                  = "/shoal.distributed.v1.Scheduler/Run"
 	Scheduler_RegisterWorkerPlugin_FullMethodName = "/shoal.distributed.v1.Scheduler/RegisterWorkerPlugin"
+	Scheduler_Profile_FullMethodName              = "/shoal.distributed.v1.Scheduler/Profile"
+	Scheduler_FineMetrics_FullMethodName          = "/shoal.distributed.v1.Scheduler/FineMetrics"
 )
 
 // SchedulerClient is the client API for Scheduler service.
@@ -61,6 +64,10 @@ type SchedulerClient interface {
 	// WorkerExited is how a nanny (or a LocalCluster) tells why a worker
 	// process ended: exit code, signal, memory limit.
 	WorkerExited(ctx context.Context, in *WorkerExit, opts ...grpc.CallOption) (*Ack, error)
+	// WorkerOutput is how a nanny passes on what its worker process writes
+	// to its standard output and error (what its tasks print): logs, as
+	// records, joins the worker's log. cause is not used.
+	WorkerOutput(ctx context.Context, in *WorkerExit, opts ...grpc.CallOption) (*Ack, error)
 	// Logs returns the scheduler's last log records, or the workers'.
 	Logs(ctx context.Context, in *LogsRequest, opts ...grpc.CallOption) (*LogsReply, error)
 	// LogEvent records an event under a topic; Events returns a topic's.
@@ -77,6 +84,12 @@ type SchedulerClient interface {
 	// RegisterWorkerPlugin sets a plugin up on every worker, and on the
 	// workers that join later.
 	RegisterWorkerPlugin(ctx context.Context, in *PluginRequest, opts ...grpc.CallOption) (*PluginReply, error)
+	// Profile returns the cluster's CPU profile: the windows the workers
+	// sent, after asking each worker to cut its current window.
+	Profile(ctx context.Context, in *ProfileRequest, opts ...grpc.CallOption) (*ProfileReply, error)
+	// FineMetrics returns the totals of the workers' fine performance
+	// metrics, per worker.
+	FineMetrics(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*FineMetricsReply, error)
 }
 
 type schedulerClient struct {
@@ -127,6 +140,16 @@ func (c *schedulerClient) WorkerExited(ctx context.Context, in *WorkerExit, opts
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Ack)
 	err := c.cc.Invoke(ctx, Scheduler_WorkerExited_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) WorkerOutput(ctx context.Context, in *WorkerExit, opts ...grpc.CallOption) (*Ack, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Ack)
+	err := c.cc.Invoke(ctx, Scheduler_WorkerOutput_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +246,26 @@ func (c *schedulerClient) RegisterWorkerPlugin(ctx context.Context, in *PluginRe
 	return out, nil
 }
 
+func (c *schedulerClient) Profile(ctx context.Context, in *ProfileRequest, opts ...grpc.CallOption) (*ProfileReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProfileReply)
+	err := c.cc.Invoke(ctx, Scheduler_Profile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) FineMetrics(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*FineMetricsReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FineMetricsReply)
+	err := c.cc.Invoke(ctx, Scheduler_FineMetrics_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SchedulerServer is the server API for Scheduler service.
 // All implementations must embed UnimplementedSchedulerServer
 // for forward compatibility.
@@ -242,6 +285,10 @@ type SchedulerServer interface {
 	// WorkerExited is how a nanny (or a LocalCluster) tells why a worker
 	// process ended: exit code, signal, memory limit.
 	WorkerExited(context.Context, *WorkerExit) (*Ack, error)
+	// WorkerOutput is how a nanny passes on what its worker process writes
+	// to its standard output and error (what its tasks print): logs, as
+	// records, joins the worker's log. cause is not used.
+	WorkerOutput(context.Context, *WorkerExit) (*Ack, error)
 	// Logs returns the scheduler's last log records, or the workers'.
 	Logs(context.Context, *LogsRequest) (*LogsReply, error)
 	// LogEvent records an event under a topic; Events returns a topic's.
@@ -258,6 +305,12 @@ type SchedulerServer interface {
 	// RegisterWorkerPlugin sets a plugin up on every worker, and on the
 	// workers that join later.
 	RegisterWorkerPlugin(context.Context, *PluginRequest) (*PluginReply, error)
+	// Profile returns the cluster's CPU profile: the windows the workers
+	// sent, after asking each worker to cut its current window.
+	Profile(context.Context, *ProfileRequest) (*ProfileReply, error)
+	// FineMetrics returns the totals of the workers' fine performance
+	// metrics, per worker.
+	FineMetrics(context.Context, *InfoRequest) (*FineMetricsReply, error)
 	mustEmbedUnimplementedSchedulerServer()
 }
 
@@ -279,6 +332,9 @@ func (UnimplementedSchedulerServer) Info(context.Context, *InfoRequest) (*Cluste
 }
 func (UnimplementedSchedulerServer) WorkerExited(context.Context, *WorkerExit) (*Ack, error) {
 	return nil, status.Error(codes.Unimplemented, "method WorkerExited not implemented")
+}
+func (UnimplementedSchedulerServer) WorkerOutput(context.Context, *WorkerExit) (*Ack, error) {
+	return nil, status.Error(codes.Unimplemented, "method WorkerOutput not implemented")
 }
 func (UnimplementedSchedulerServer) Logs(context.Context, *LogsRequest) (*LogsReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Logs not implemented")
@@ -306,6 +362,12 @@ func (UnimplementedSchedulerServer) Run(context.Context, *RunRequest) (*RunReply
 }
 func (UnimplementedSchedulerServer) RegisterWorkerPlugin(context.Context, *PluginRequest) (*PluginReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method RegisterWorkerPlugin not implemented")
+}
+func (UnimplementedSchedulerServer) Profile(context.Context, *ProfileRequest) (*ProfileReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Profile not implemented")
+}
+func (UnimplementedSchedulerServer) FineMetrics(context.Context, *InfoRequest) (*FineMetricsReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method FineMetrics not implemented")
 }
 func (UnimplementedSchedulerServer) mustEmbedUnimplementedSchedulerServer() {}
 func (UnimplementedSchedulerServer) testEmbeddedByValue()                   {}
@@ -374,6 +436,24 @@ func _Scheduler_WorkerExited_Handler(srv interface{}, ctx context.Context, dec f
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(SchedulerServer).WorkerExited(ctx, req.(*WorkerExit))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_WorkerOutput_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WorkerExit)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).WorkerOutput(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_WorkerOutput_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).WorkerOutput(ctx, req.(*WorkerExit))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -540,6 +620,42 @@ func _Scheduler_RegisterWorkerPlugin_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Scheduler_Profile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProfileRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).Profile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_Profile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).Profile(ctx, req.(*ProfileRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_FineMetrics_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InfoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).FineMetrics(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_FineMetrics_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).FineMetrics(ctx, req.(*InfoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Scheduler_ServiceDesc is the grpc.ServiceDesc for Scheduler service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -554,6 +670,10 @@ var Scheduler_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "WorkerExited",
 			Handler:    _Scheduler_WorkerExited_Handler,
+		},
+		{
+			MethodName: "WorkerOutput",
+			Handler:    _Scheduler_WorkerOutput_Handler,
 		},
 		{
 			MethodName: "Logs",
@@ -591,6 +711,14 @@ var Scheduler_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "RegisterWorkerPlugin",
 			Handler:    _Scheduler_RegisterWorkerPlugin_Handler,
 		},
+		{
+			MethodName: "Profile",
+			Handler:    _Scheduler_Profile_Handler,
+		},
+		{
+			MethodName: "FineMetrics",
+			Handler:    _Scheduler_FineMetrics_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -610,9 +738,10 @@ var Scheduler_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Worker_Info_FullMethodName   = "/shoal.distributed.v1.Worker/Info"
-	Worker_Run_FullMethodName    = "/shoal.distributed.v1.Worker/Run"
-	Worker_Plugin_FullMethodName = "/shoal.distributed.v1.Worker/Plugin"
+	Worker_Info_FullMethodName      = "/shoal.distributed.v1.Worker/Info"
+	Worker_Run_FullMethodName       = "/shoal.distributed.v1.Worker/Run"
+	Worker_Plugin_FullMethodName    = "/shoal.distributed.v1.Worker/Plugin"
+	Worker_Telemetry_FullMethodName = "/shoal.distributed.v1.Worker/Telemetry"
 )
 
 // WorkerClient is the client API for Worker service.
@@ -629,6 +758,11 @@ type WorkerClient interface {
 	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunReply, error)
 	// Plugin sets a worker plugin up (replacing one of the same name).
 	Plugin(ctx context.Context, in *PluginRequest, opts ...grpc.CallOption) (*PluginStatus, error)
+	// Telemetry cuts the worker's current CPU profile window and returns
+	// what it would send with its next heartbeat and has not sent yet: its
+	// profile windows, fine metrics, transfers and shuffle I/O (not its
+	// stats). It then does not send them again.
+	Telemetry(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*WorkerBatch, error)
 }
 
 type workerClient struct {
@@ -669,6 +803,16 @@ func (c *workerClient) Plugin(ctx context.Context, in *PluginRequest, opts ...gr
 	return out, nil
 }
 
+func (c *workerClient) Telemetry(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*WorkerBatch, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WorkerBatch)
+	err := c.cc.Invoke(ctx, Worker_Telemetry_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkerServer is the server API for Worker service.
 // All implementations must embed UnimplementedWorkerServer
 // for forward compatibility.
@@ -683,6 +827,11 @@ type WorkerServer interface {
 	Run(context.Context, *RunRequest) (*RunReply, error)
 	// Plugin sets a worker plugin up (replacing one of the same name).
 	Plugin(context.Context, *PluginRequest) (*PluginStatus, error)
+	// Telemetry cuts the worker's current CPU profile window and returns
+	// what it would send with its next heartbeat and has not sent yet: its
+	// profile windows, fine metrics, transfers and shuffle I/O (not its
+	// stats). It then does not send them again.
+	Telemetry(context.Context, *InfoRequest) (*WorkerBatch, error)
 	mustEmbedUnimplementedWorkerServer()
 }
 
@@ -701,6 +850,9 @@ func (UnimplementedWorkerServer) Run(context.Context, *RunRequest) (*RunReply, e
 }
 func (UnimplementedWorkerServer) Plugin(context.Context, *PluginRequest) (*PluginStatus, error) {
 	return nil, status.Error(codes.Unimplemented, "method Plugin not implemented")
+}
+func (UnimplementedWorkerServer) Telemetry(context.Context, *InfoRequest) (*WorkerBatch, error) {
+	return nil, status.Error(codes.Unimplemented, "method Telemetry not implemented")
 }
 func (UnimplementedWorkerServer) mustEmbedUnimplementedWorkerServer() {}
 func (UnimplementedWorkerServer) testEmbeddedByValue()                {}
@@ -777,6 +929,24 @@ func _Worker_Plugin_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Worker_Telemetry_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InfoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkerServer).Telemetry(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Worker_Telemetry_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkerServer).Telemetry(ctx, req.(*InfoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Worker_ServiceDesc is the grpc.ServiceDesc for Worker service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -795,6 +965,10 @@ var Worker_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Plugin",
 			Handler:    _Worker_Plugin_Handler,
+		},
+		{
+			MethodName: "Telemetry",
+			Handler:    _Worker_Telemetry_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
