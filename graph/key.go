@@ -51,19 +51,25 @@ func (k Key) Prefix() string {
 	}
 }
 
-// Group returns the key without its trailing index numbers: the task
-// group, the tasks of one kind of one collection. Group of
-// "read-csv-3fa2c1d0-4" is "read-csv-3fa2c1d0"; a key without trailing
-// numbers is its own group.
+// Group returns the task group of the key: the tasks of one kind of one
+// collection. For a key with trailing index numbers (a partition of a
+// collection) it is the key without them: Group of "read-csv-3fa2c1d0-4"
+// is "read-csv-3fa2c1d0". A key without them (a call of a function) is in
+// the group of its prefix, with the other calls of that function: Group
+// of "myapp.load-0123456789abcdef" is "myapp.load".
 func (k Key) Group() string {
 	s := string(k)
 	for {
 		i := strings.LastIndexByte(s, '-')
 		if i <= 0 || !isIndex(s[i+1:]) {
-			return s
+			break
 		}
 		s = s[:i]
 	}
+	if len(s) == len(k) {
+		return k.Prefix()
+	}
+	return s
 }
 
 func isIndex(s string) bool {

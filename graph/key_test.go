@@ -70,7 +70,8 @@ func TestKeyGroup(t *testing.T) {
 		want string
 	}{
 		{"read-csv-3fa2c1d0-4", "read-csv-3fa2c1d0"},
-		{"read-csv-3fa2c1d0", "read-csv-3fa2c1d0"},
+		{"read-csv-3fa2c1d0", "read-csv"}, // a call: the group of its function
+		{"myapp.load-0123456789abcdef", "myapp.load"},
 		{"piece-3fa2c1d0-4-7", "piece-3fa2c1d0"},
 		{"load-file-3", "load-file"},
 		{"x", "x"},
