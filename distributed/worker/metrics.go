@@ -6,13 +6,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
 )
 
 // The worker's Prometheus metrics, served on /metrics at
-// Config.MetricsListen:
+// Config.MetricsListen. Every series carries the label worker, the
+// worker's address, as the scheduler's series of it do:
 //
+//	shoal_worker_threads                                  tasks the worker runs at once
 //	shoal_worker_tasks{state}                             tasks here: executing, ready (waiting for a thread or its inputs), fetching, memory (values held)
 //	shoal_worker_memory_bytes{kind}                       managed, unmanaged (process minus managed), spilled, process
 //	shoal_worker_paused                                   1 while the worker starts no tasks (memory above the pause threshold)
@@ -20,8 +23,14 @@ import (
 //	shoal_worker_tasks_finished_total{prefix,outcome}     tasks that ended here (memory, erred)
 //	shoal_worker_transfer_bytes_total{direction}          bytes of values fetched from peers (in) and served to peers and clients (out)
 //	shoal_worker_transfer_seconds_total{prefix}           seconds spent fetching inputs from peers, by task prefix
+//	shoal_worker_transfers_in_flight{direction}           fetches from peers under way (in), values being served (out)
+//	shoal_worker_transfer_in_flight_bytes{direction}      bytes of those, as their holders reported them
 //	shoal_worker_spill_bytes_total{direction}             bytes written to disk (write) and read back (read)
 //	shoal_worker_spill_seconds_total{direction}           seconds spent writing and reading spilled values
+//	shoal_worker_spill_count_total{direction}             values written to disk and read back
+//	shoal_worker_fine_seconds_total{prefix,activity}      fine performance metrics: seconds per activity (compute, cpu, queued, waiting, transfer-in, spill-write, disk-write, encode, idle, ...), by task prefix
+//	shoal_worker_fine_bytes_total{prefix,activity}        bytes moved by each activity, by task prefix
+//	shoal_worker_fine_count_total{prefix,activity}        how many times each activity happened, by task prefix
 //	shoal_worker_disk_used_bytes{dir}                     bytes of the files in the worker's own directory (local) and the ops' scratch directory (scratch)
 //	shoal_worker_disk_free_bytes{dir}                     bytes free on the file system of each
 //	shoal_worker_tick_lateness_seconds                    goroutine latency of the worker process
@@ -36,18 +45,23 @@ type workerMetrics struct {
 	transferTime *prometheus.CounterVec
 	spill        *prometheus.CounterVec
 	spillTime    *prometheus.CounterVec
+	spillCount   *prometheus.CounterVec
 	lateness     *metrics.Lateness
 	http         *metrics.Server
 }
 
 type workerCollector struct {
-	w                     *Worker
-	tasks, memory, paused *prometheus.Desc
-	diskUsed, diskFree    *prometheus.Desc
+	w                       *Worker
+	tasks, memory, paused   *prometheus.Desc
+	diskUsed, diskFree      *prometheus.Desc
+	threads                 *prometheus.Desc
+	inFlight, inFlightBytes *prometheus.Desc
+	fine                    [3]*prometheus.Desc // seconds, bytes, count
 }
 
 func (c *workerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.tasks, c.memory, c.paused, c.diskUsed, c.diskFree} {
+	for _, d := range []*prometheus.Desc{c.tasks, c.memory, c.paused, c.diskUsed, c.diskFree, c.threads, c.inFlight,
+		c.inFlightBytes, c.fine[0], c.fine[1], c.fine[2]} {
 		ch <- d
 	}
 }
@@ -76,6 +90,18 @@ func (c *workerCollector) Collect(ch chan<- prometheus.Metric) {
 		p = 1
 	}
 	gauge(c.paused, p)
+	gauge(c.threads, float64(w.cfg.Threads))
+	gauge(c.inFlight, float64(w.tel.fetching.Load()), "in")
+	gauge(c.inFlightBytes, float64(w.tel.fetchingBytes.Load()), "in")
+	gauge(c.inFlight, float64(w.tel.serving.Load()), "out")
+	gauge(c.inFlightBytes, float64(w.tel.servingBytes.Load()), "out")
+	for _, f := range w.FineMetrics() {
+		for i, u := range []string{diagnostics.UnitSeconds, diagnostics.UnitBytes, diagnostics.UnitCount} {
+			if f.Unit == u {
+				ch <- prometheus.MustNewConstMetric(c.fine[i], prometheus.CounterValue, f.Value, f.Prefix, f.Activity)
+			}
+		}
+	}
 	dirs := [][2]string{{"local", w.dir}}
 	if w.env.LocalDir != w.dir {
 		dirs = append(dirs, [2]string{"scratch", w.env.LocalDir})
@@ -105,6 +131,8 @@ func newWorkerMetrics(w *Worker, process bool) *workerMetrics {
 			Help: "Bytes of values written to disk (write) and read back (read)."}, []string{"direction"}),
 		spillTime: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_worker_spill_seconds_total",
 			Help: "Seconds spent writing values to disk (write) and reading them back (read)."}, []string{"direction"}),
+		spillCount: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_worker_spill_count_total",
+			Help: "Values written to disk (write) and read back (read)."}, []string{"direction"}),
 	}
 	col := &workerCollector{w: w,
 		tasks:    prometheus.NewDesc("shoal_worker_tasks", "Tasks on this worker by state (executing, ready, fetching, memory).", []string{"state"}, nil),
@@ -112,19 +140,40 @@ func newWorkerMetrics(w *Worker, process bool) *workerMetrics {
 		paused:   prometheus.NewDesc("shoal_worker_paused", "1 while the worker starts no tasks: its process memory is above the pause threshold.", nil, nil),
 		diskUsed: prometheus.NewDesc("shoal_worker_disk_used_bytes", "Bytes of the files in the worker's own directory (local) and the ops' scratch directory (scratch).", []string{"dir"}, nil),
 		diskFree: prometheus.NewDesc("shoal_worker_disk_free_bytes", "Bytes free on the file system of each directory.", []string{"dir"}, nil),
+		threads:  prometheus.NewDesc("shoal_worker_threads", "Tasks the worker runs at once.", nil, nil),
+		inFlight: prometheus.NewDesc("shoal_worker_transfers_in_flight",
+			"Transfers under way: fetches of values from peers (in), values being served to peers and clients (out).",
+			[]string{"direction"}, nil),
+		inFlightBytes: prometheus.NewDesc("shoal_worker_transfer_in_flight_bytes",
+			"Bytes of the transfers under way, as the values' holders reported them.", []string{"direction"}, nil),
+		fine: [3]*prometheus.Desc{
+			prometheus.NewDesc("shoal_worker_fine_seconds_total",
+				"Fine performance metrics: seconds spent on each activity (compute, cpu, queued, waiting, transfer-in, spill-write, disk-write, encode, idle, ...), by task prefix.",
+				[]string{"prefix", "activity"}, nil),
+			prometheus.NewDesc("shoal_worker_fine_bytes_total",
+				"Fine performance metrics: bytes moved by each activity (transfer-in, transfer-out, spill-write, spill-read, disk-write, disk-read), by task prefix.",
+				[]string{"prefix", "activity"}, nil),
+			prometheus.NewDesc("shoal_worker_fine_count_total",
+				"Fine performance metrics: how many times each activity happened (transfers, spills), by task prefix.",
+				[]string{"prefix", "activity"}, nil),
+		},
 	}
-	reg.MustRegister(m.compute, m.finished, m.transfer, m.transferTime, m.spill, m.spillTime, col)
+	// Every series carries the worker's address, to join with the
+	// scheduler's series of it.
+	wreg := prometheus.WrapRegistererWith(prometheus.Labels{"worker": w.addr}, reg)
+	wreg.MustRegister(m.compute, m.finished, m.transfer, m.transferTime, m.spill, m.spillTime, m.spillCount, col)
 	for _, d := range []string{"in", "out"} {
 		m.transfer.WithLabelValues(d)
 	}
 	for _, d := range []string{"write", "read"} {
 		m.spill.WithLabelValues(d)
 		m.spillTime.WithLabelValues(d)
+		m.spillCount.WithLabelValues(d)
 	}
 	if process {
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		wreg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	m.lateness = metrics.NewLateness(reg, "shoal_worker_tick_lateness_seconds",
+	m.lateness = metrics.NewLateness(wreg, "shoal_worker_tick_lateness_seconds",
 		"How late the worker process picks up a timer: goroutine scheduling latency.", 100*time.Millisecond)
 	return m
 }

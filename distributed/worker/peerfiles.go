@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
+	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/flightdata"
+	"github.com/shoal-data/shoal/graph"
 )
 
 // peerFiles reads the shuffle files of other workers from them over Flight
@@ -22,12 +25,23 @@ func (p peerFiles) OpenPeer(ctx context.Context, worker, name string, offset, le
 	if err != nil {
 		return nil, fmt.Errorf("worker %s: reach %s: %w", p.w.addr, worker, err)
 	}
-	rc, err := flightdata.ReadFile(ctx, flight.NewFlightServiceClient(conn), flightdata.FileRange{Name: name, Offset: offset, Length: length})
+	key, _ := graph.TaskKey(ctx)
+	prefix := key.Prefix()
+	start := time.Now()
+	rc, err := flightdata.ReadFile(p.w.peerContext(ctx, prefix), flight.NewFlightServiceClient(conn),
+		flightdata.FileRange{Name: name, Offset: offset, Length: length})
 	if err != nil {
 		return nil, fmt.Errorf("read %s from worker %s: %w", name, worker, err)
 	}
-	p.w.metrics.transfer.WithLabelValues("in").Add(float64(length))
-	return rc, nil
+	return &countingReader{ReadCloser: rc, wait: time.Since(start), done: func(n int64, d time.Duration) {
+		w := p.w
+		w.tel.netIn.Add(n)
+		w.metrics.transfer.WithLabelValues("in").Add(float64(n))
+		w.tel.transfer(worker, prefix, false, n, d)
+		graph.AddMetric(ctx, diagnostics.ActivityTransferIn, diagnostics.UnitSeconds, d.Seconds())
+		graph.AddMetric(ctx, diagnostics.ActivityTransferIn, diagnostics.UnitBytes, float64(n))
+		graph.AddMetric(ctx, diagnostics.ActivityTransferIn, diagnostics.UnitCount, 1)
+	}}, nil
 }
 
 // serveFile answers a peer's ActionReadFile from the scratch directory.
@@ -37,7 +51,13 @@ func (w *Worker) serveFile(a *flight.Action, stream flight.FlightService_DoActio
 	}
 	var r flightdata.FileRange
 	if flightdata.DecodeFileRange(a.Body, &r) == nil {
+		peer, prefix := requester(stream.Context())
+		w.tel.netOut.Add(r.Length)
 		w.metrics.transfer.WithLabelValues("out").Add(float64(r.Length))
+		w.tel.fine.Add(w.addr, prefix, diagnostics.ActivityTransferOut, diagnostics.UnitBytes, float64(r.Length))
+		if peer == "client" {
+			w.tel.transfer(peer, prefix, true, r.Length, 0)
+		}
 	}
 	return nil
 }

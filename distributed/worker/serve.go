@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc/codes"
@@ -24,6 +25,7 @@ type flightServer struct {
 
 func (s *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	k := graph.Key(t.GetTicket())
+	start := time.Now()
 	v, ok, err := s.w.value(k)
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
@@ -31,13 +33,17 @@ func (s *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 	if !ok {
 		return flightdata.ErrNotHeld(string(k))
 	}
-	s.w.metrics.transfer.WithLabelValues("out").Add(float64(graph.SizeOf(v)))
+	size := graph.SizeOf(v)
+	s.w.tel.inService(1, size)
+	defer s.w.tel.inService(-1, -size)
 	if err := flightdata.Send(stream, v, s.w.cfg.Registry); err != nil {
 		if status.Code(err) != codes.Unknown {
 			return err
 		}
 		return status.Errorf(codes.Internal, "worker %s: send %q: %v", s.w.addr, k, err)
 	}
+	peer, _ := requester(stream.Context())
+	s.w.served(peer, k, size, time.Since(start))
 	return nil
 }
 
@@ -74,10 +80,12 @@ func (s *flightServer) DoAction(a *flight.Action, stream flight.FlightService_Do
 	default:
 		return status.Errorf(codes.Unimplemented, "worker %s: unknown action %q", s.w.addr, a.GetType())
 	}
+	peer, _ := requester(stream.Context())
 	return flightdata.ServeGetMany(a, stream, s.w.cfg.Registry, func(k string) (any, bool, error) {
+		start := time.Now()
 		v, ok, err := s.w.value(graph.Key(k))
 		if ok && err == nil {
-			s.w.metrics.transfer.WithLabelValues("out").Add(float64(graph.SizeOf(v)))
+			s.w.served(peer, graph.Key(k), graph.SizeOf(v), time.Since(start))
 		}
 		return v, ok, err
 	})
@@ -102,6 +110,18 @@ func (s *infoServer) Plugin(ctx context.Context, req *wire.PluginRequest) (*wire
 		st.Error = err.Error()
 	}
 	return st, nil
+}
+
+func (s *infoServer) Telemetry(ctx context.Context, _ *wire.InfoRequest) (*wire.WorkerBatch, error) {
+	w := s.w
+	if w.tel.profiler != nil {
+		if err := w.tel.profiler.Flush(ctx); err != nil {
+			return nil, status.FromContextError(err).Err()
+		}
+	}
+	b := &wire.WorkerBatch{}
+	w.telemetryBatch(b)
+	return b, nil
 }
 
 func (s *infoServer) Info(context.Context, *wire.InfoRequest) (*wire.WorkerInfo, error) {

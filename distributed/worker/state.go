@@ -48,6 +48,9 @@ type wtask struct {
 	key       graph.Key
 	spec      *graph.Task
 	id        int32
+	comp      uint64
+	received  time.Time // when the scheduler's RunTask came
+	readyAt   time.Time // when its inputs were all here
 	state     taskState
 	missing   int
 	seq       uint64
@@ -74,10 +77,13 @@ func NewState(threads int) *State {
 // Event is something that happened to a worker.
 type Event interface{ workerEvent() }
 
-// RunTask asks the worker to compute Task (an instruction of the scheduler).
+// RunTask asks the worker to compute Task (an instruction of the scheduler)
+// for the computation numbered Computation. Time is when it came.
 type RunTask struct {
-	ID   int32
-	Task *graph.Task
+	ID          int32
+	Task        *graph.Task
+	Computation uint64
+	Time        time.Time
 }
 
 // FetchKey tells the worker to get the value of Key from one of From
@@ -85,6 +91,7 @@ type RunTask struct {
 type FetchKey struct {
 	Key  graph.Key
 	From []string
+	Size int64 // bytes, as the holders reported
 }
 
 // ReleaseKey drops the worker's copy of Key.
@@ -125,13 +132,15 @@ type Executed struct {
 	Duration time.Duration
 }
 
-// Fetched reports that a StartFetch ended, with the value or an error.
+// Fetched reports that a StartFetch ended, with the value or an error,
+// at Time.
 type Fetched struct {
 	Key   graph.Key
 	Seq   uint64
 	Value any
 	Size  int64
 	Err   error
+	Time  time.Time
 }
 
 func (*RunTask) workerEvent()    {}
@@ -148,11 +157,16 @@ func (*Fetched) workerEvent()    {}
 type Instruction interface{ workerInstruction() }
 
 // Execute runs Task on the values of its dependencies, which are held.
-// The Worker reports the end with an Executed event carrying Seq.
+// The Worker reports the end with an Executed event carrying Seq. The
+// task came at Received and had its inputs at Ready (the same when it
+// waited for none); Computation is RunTask's.
 type Execute struct {
-	Task *graph.Task
-	ID   int32
-	Seq  uint64
+	Task        *graph.Task
+	ID          int32
+	Seq         uint64
+	Computation uint64
+	Received    time.Time
+	Ready       time.Time
 }
 
 // StartFetch gets the value of Key from one of From. The Worker reports
@@ -161,6 +175,7 @@ type StartFetch struct {
 	Key  graph.Key
 	From []string
 	Seq  uint64
+	Size int64 // FetchKey's
 }
 
 // Store keeps Value as the value of Key.
@@ -266,7 +281,7 @@ func (s *State) run(e *RunTask) {
 				k, missing, errMissing)}})
 		return
 	}
-	t := &wtask{key: k, spec: e.Task, id: e.ID}
+	t := &wtask{key: k, spec: e.Task, id: e.ID, comp: e.Computation, received: e.Time}
 	for i, d := range e.Task.Deps {
 		if _, ok := s.data[d]; ok {
 			continue
@@ -284,14 +299,15 @@ func (s *State) run(e *RunTask) {
 	}
 	s.tasks[k] = t
 	if t.missing == 0 {
-		s.makeReady(t)
+		s.makeReady(t, e.Time)
 	}
 }
 
 var errMissing = fmt.Errorf("missing dependency data")
 
-func (s *State) makeReady(t *wtask) {
+func (s *State) makeReady(t *wtask, at time.Time) {
 	t.state = ready
+	t.readyAt = at
 	s.ready = append(s.ready, t)
 }
 
@@ -308,7 +324,8 @@ func (s *State) fill() {
 		s.executing++
 		s.seq++
 		t.seq = s.seq
-		s.emit(&Execute{Task: t.spec, ID: t.id, Seq: t.seq})
+		s.emit(&Execute{Task: t.spec, ID: t.id, Seq: t.seq, Computation: t.comp, Received: t.received,
+			Ready: t.readyAt})
 	}
 	if s.readyHead == len(s.ready) {
 		s.ready = s.ready[:0]
@@ -333,7 +350,7 @@ func (s *State) fetch(e *FetchKey) {
 	s.seq++
 	f := &fetch{key: e.Key, seq: s.seq, from: e.From}
 	s.fetches[e.Key] = f
-	s.emit(&StartFetch{Key: e.Key, From: e.From, Seq: f.seq})
+	s.emit(&StartFetch{Key: e.Key, From: e.From, Seq: f.seq, Size: e.Size})
 }
 
 func (s *State) put(e *Put) {
@@ -425,7 +442,7 @@ func (s *State) fetched(e *Fetched) {
 			if s.tasks[t.key] == t && t.state == waiting {
 				t.missing--
 				if t.missing == 0 {
-					s.makeReady(t)
+					s.makeReady(t, e.Time)
 				}
 			}
 		}
@@ -460,3 +477,21 @@ func (s *State) Tasks() int { return len(s.tasks) }
 
 // Fetching returns how many values are being fetched.
 func (s *State) Fetching() int { return len(s.fetches) }
+
+// TaskStates counts the tasks the worker knows by state: "executing",
+// "ready" (for a thread), "waiting" (for inputs), and the values it
+// holds ("memory") and fetches ("fetching").
+func (s *State) TaskStates() map[string]int {
+	m := map[string]int{"executing": 0, "ready": 0, "waiting": 0, "fetching": len(s.fetches), "memory": len(s.data)}
+	for _, t := range s.tasks {
+		switch t.state {
+		case executing:
+			m["executing"]++
+		case ready:
+			m["ready"]++
+		default:
+			m["waiting"]++
+		}
+	}
+	return m
+}

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/flightdata"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
@@ -115,6 +116,12 @@ type Config struct {
 	// DeathTimeout is how long the worker keeps trying to reach a
 	// scheduler it lost, or never reached, before it gives up (default 60s).
 	DeathTimeout time.Duration
+	// NoProfile turns the worker's CPU profiler off. By default the
+	// worker samples the CPU of its tasks continuously (see
+	// diagnostics.Profiler) and sends the windows of samples, ProfileWindow
+	// long (default 5s), to the scheduler with its heartbeats.
+	NoProfile     bool
+	ProfileWindow time.Duration
 }
 
 // Worker is a running worker.
@@ -142,14 +149,16 @@ type Worker struct {
 	outMiss    []string
 	notify     chan struct{}
 	spilling   bool
-	memDirty   bool // report memory in the next batch
-	overTarget bool // managed memory was above the target at the last check
+	memDirty   bool  // report memory in the next batch
+	pong       int64 // the scheduler's ping, to send back
+	overTarget bool  // managed memory was above the target at the last check
 	closed     bool
 
 	plugins    map[string]Plugin
 	pluginList []Plugin // sorted by name
 
 	metrics *workerMetrics
+	tel     telemetry
 }
 
 // ErrRefused wraps the scheduler's refusal of a worker.
@@ -232,6 +241,7 @@ func New(cfg Config) (*Worker, error) {
 		w.logger = w.logger.With("name", cfg.Name)
 	}
 	ring.OnQueue(w.wake)
+	w.startTelemetry()
 	w.baseCtx, w.baseCancel = context.WithCancel(context.Background())
 	scratch := cfg.ScratchDir
 	if scratch == "" {
@@ -360,6 +370,7 @@ func (w *Worker) Close() error {
 	w.baseCancel()
 	w.grpc.Stop()
 	w.wg.Wait()
+	w.stopTelemetry()
 	w.teardownPlugins()
 	if w.metrics != nil {
 		w.metrics.close()
@@ -512,8 +523,8 @@ func (w *Worker) sendLoop(ctx context.Context, stream wire.Scheduler_WorkerStrea
 			heartbeat = true
 		}
 		w.mu.Lock()
-		b := &wire.WorkerBatch{Epoch: w.epoch, Done: w.outDone, Missing: w.outMiss}
-		w.outDone, w.outMiss = nil, nil
+		b := &wire.WorkerBatch{Epoch: w.epoch, Done: w.outDone, Missing: w.outMiss, Pong: w.pong}
+		w.outDone, w.outMiss, w.pong = nil, nil, 0
 		heartbeat = heartbeat || w.memDirty
 		w.memDirty = false
 		if heartbeat {
@@ -525,6 +536,9 @@ func (w *Worker) sendLoop(ctx context.Context, stream wire.Scheduler_WorkerStrea
 			// has no process memory of its own: the process's would
 			// make the scheduler pause it for what others use.
 			b.Memory.Process = procmem.RSS()
+		}
+		if heartbeat {
+			w.heartbeat(b)
 		}
 		b.Logs = w.drainLogs()
 		if err := stream.Send(&wire.WorkerUp{Msg: &wire.WorkerUp_Batch{Batch: b}}); err != nil {
@@ -554,6 +568,7 @@ func (w *Worker) wake() {
 // apply carries out a batch of the scheduler's instructions.
 func (w *Worker) apply(b *wire.WorkerInstructions) error {
 	evs := make([]Event, 0, len(b.Instructions)+1)
+	now := time.Now()
 	if b.Reset_ {
 		evs = append(evs, &Reset{})
 	}
@@ -567,9 +582,9 @@ func (w *Worker) apply(b *wire.WorkerInstructions) error {
 			}
 			t := &graph.Task{Key: graph.Key(r.Key), Op: r.Op, Params: r.Params, Deps: deps}
 			t.Resources = r.Resources
-			evs = append(evs, &RunTask{ID: r.Id, Task: t})
+			evs = append(evs, &RunTask{ID: r.Id, Task: t, Computation: r.Computation, Time: now})
 		case *wire.Instruction_Fetch:
-			evs = append(evs, &FetchKey{Key: graph.Key(x.Fetch.Key), From: x.Fetch.From})
+			evs = append(evs, &FetchKey{Key: graph.Key(x.Fetch.Key), From: x.Fetch.From, Size: x.Fetch.Size})
 		case *wire.Instruction_Release:
 			evs = append(evs, &ReleaseKey{Key: graph.Key(x.Release.Key)})
 		case *wire.Instruction_Cancel:
@@ -577,6 +592,10 @@ func (w *Worker) apply(b *wire.WorkerInstructions) error {
 		}
 	}
 	w.mu.Lock()
+	if b.Ping != 0 {
+		w.pong = b.Ping
+		w.wake()
+	}
 	if b.Reset_ {
 		w.epoch = b.Epoch
 		w.outDone, w.outMiss = nil, nil
@@ -601,6 +620,7 @@ func (w *Worker) resetAll() {
 // handle feeds events to the state machine and carries out its
 // instructions. Called with w.mu held.
 func (w *Worker) handle(evs ...Event) {
+	w.accountIdle(time.Now())
 	ins := w.state.Handle(evs...)
 	report := false
 	for _, in := range ins {
@@ -680,9 +700,12 @@ func (w *Worker) spill() {
 		start := time.Now()
 		var written int64
 		for i, en := range victims {
-			errs[i] = spillfile.Write(paths[i], vals[i], w.cfg.Registry)
+			var tm spillfile.Timing
+			tm, errs[i] = spillfile.WriteTimed(paths[i], vals[i], w.cfg.Registry)
 			if errs[i] == nil {
 				written += en.size
+				w.spillMetrics(en.key, diagnostics.ActivitySpillWrite, diagnostics.ActivityEncode, en.size, tm)
+				w.metrics.spillCount.WithLabelValues("write").Inc()
 			}
 		}
 		w.metrics.spill.WithLabelValues("write").Add(float64(written))
@@ -710,11 +733,12 @@ func (w *Worker) value(k graph.Key) (v any, ok bool, err error) {
 	}
 	path, size := en.path, en.size
 	w.mu.Unlock()
-	start := time.Now()
-	v, err = spillfile.Read(path, w.cfg.Registry)
+	v, tm, err := spillfile.ReadTimed(path, w.cfg.Registry)
 	if err == nil {
 		w.metrics.spill.WithLabelValues("read").Add(float64(size))
-		w.metrics.spillTime.WithLabelValues("read").Add(time.Since(start).Seconds())
+		w.metrics.spillTime.WithLabelValues("read").Add(tm.Total.Seconds())
+		w.metrics.spillCount.WithLabelValues("read").Inc()
+		w.spillMetrics(k, diagnostics.ActivitySpillRead, diagnostics.ActivityDecode, size, tm)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -734,6 +758,7 @@ func (w *Worker) start(ex *Execute) {
 	w.running[ex.Seq] = cancel
 	t := ex.Task
 	seq := ex.Seq
+	comp := w.computation(ex.Computation)
 	inputs := make([]any, len(t.Deps))
 	var spilled []int
 	for i, d := range t.Deps {
@@ -751,11 +776,13 @@ func (w *Worker) start(ex *Execute) {
 	go func() {
 		defer w.wg.Done()
 		start := time.Now()
-		v, err := w.runTask(ctx, t, inputs, spilled)
+		prefix := t.Key.Prefix()
+		tctx := graph.TaskContext(ctx, t, w.env, comp, w.tel.meter)
+		v, err := w.runTask(w.tel.profiler.Begin(tctx, string(t.Key), prefix, comp), t, inputs, spilled)
+		w.tel.profiler.End(ctx)
 		dur := time.Since(start)
 		cancel()
 		var size int64
-		prefix := t.Key.Prefix()
 		w.metrics.compute.WithLabelValues(prefix).Add(dur.Seconds())
 		if err == nil {
 			size = graph.SizeOf(v)
@@ -766,6 +793,7 @@ func (w *Worker) start(ex *Execute) {
 		}
 		w.mu.Lock()
 		delete(w.running, seq)
+		w.addTimes(prefix, dur, start.Sub(ex.Ready), ex.Ready.Sub(ex.Received))
 		if !w.closed {
 			w.handle(&Executed{Key: t.Key, Seq: seq, Value: v, Size: size, Err: err, Start: start, Duration: dur})
 		}
@@ -806,25 +834,31 @@ func (w *Worker) startFetch(f *StartFetch) {
 	go func() {
 		defer w.wg.Done()
 		start := time.Now()
-		v, err := w.fetchFrom(f.Key, f.From)
+		w.tel.inFlight(1, f.Size)
+		v, peer, err := w.fetchFrom(f.Key, f.From)
+		w.tel.inFlight(-1, -f.Size)
+		d := time.Since(start)
 		var size int64
-		w.metrics.transferTime.WithLabelValues(f.Key.Prefix()).Add(time.Since(start).Seconds())
+		w.metrics.transferTime.WithLabelValues(f.Key.Prefix()).Add(d.Seconds())
 		if err == nil {
 			size = graph.SizeOf(v)
-			w.metrics.transfer.WithLabelValues("in").Add(float64(size))
+			w.fetched(peer, f.Key, size, d)
 		} else {
 			w.logger.Warn("fetch failed", "key", f.Key, "from", f.From, "error", err)
 		}
 		w.mu.Lock()
 		if !w.closed {
-			w.handle(&Fetched{Key: f.Key, Seq: f.Seq, Value: v, Size: size, Err: err})
+			w.handle(&Fetched{Key: f.Key, Seq: f.Seq, Value: v, Size: size, Err: err, Time: time.Now()})
 		}
 		w.mu.Unlock()
 	}()
 }
 
-func (w *Worker) fetchFrom(k graph.Key, from []string) (any, error) {
+// fetchFrom gets the value of k from one of the workers from, and says
+// which.
+func (w *Worker) fetchFrom(k graph.Key, from []string) (any, string, error) {
 	var errs []error
+	ctx := w.peerContext(w.baseCtx, k.Prefix())
 	for _, addr := range from {
 		if addr == w.addr {
 			continue
@@ -834,9 +868,9 @@ func (w *Worker) fetchFrom(k graph.Key, from []string) (any, error) {
 			errs = append(errs, err)
 			continue
 		}
-		v, err := flightdata.Get(w.baseCtx, flight.NewFlightServiceClient(conn), string(k), w.cfg.Registry)
+		v, err := flightdata.Get(ctx, flight.NewFlightServiceClient(conn), string(k), w.cfg.Registry)
 		if err == nil {
-			return v, nil
+			return v, addr, nil
 		}
 		errs = append(errs, fmt.Errorf("from %s: %w", addr, err))
 		if !flightdata.IsNotHeld(err) {
@@ -844,7 +878,7 @@ func (w *Worker) fetchFrom(k graph.Key, from []string) (any, error) {
 		}
 	}
 	if len(errs) == 0 {
-		return nil, fmt.Errorf("no peer holds it")
+		return nil, "", fmt.Errorf("no peer holds it")
 	}
-	return nil, errors.Join(errs...)
+	return nil, "", errors.Join(errs...)
 }

@@ -13,7 +13,9 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -70,9 +72,13 @@ func (s *Server) Close() error {
 // expiry is picked up, which grows when the process is overloaded.
 type Lateness struct {
 	hist prometheus.Histogram
+	last atomic.Int64 // nanoseconds, the latest measure
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
+
+// Last returns the latest measure.
+func (l *Lateness) Last() time.Duration { return time.Duration(l.last.Load()) }
 
 // NewLateness starts measuring every interval into a histogram named name,
 // registered with reg.
@@ -91,7 +97,9 @@ func NewLateness(reg prometheus.Registerer, name, help string, interval time.Dur
 			case <-l.stop:
 				return
 			case <-t.C:
-				l.hist.Observe(max(0, time.Since(want).Seconds()))
+				late := max(0, time.Since(want))
+				l.hist.Observe(late.Seconds())
+				l.last.Store(int64(late))
 				want = time.Now().Add(interval)
 				t.Reset(interval)
 			}
@@ -109,25 +117,55 @@ func (l *Lateness) Stop() {
 // DirUsage returns the bytes of the files under dir, and the bytes free on
 // its file system for unprivileged users.
 func DirUsage(dir string) (used, free int64, err error) {
-	err = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+	u, err := Disk(dir)
+	return u.Used, u.Free, err
+}
+
+// Usage is the use of a directory.
+type Usage struct {
+	Used int64 // bytes of the files under it
+	Free int64 // bytes free on its file system for unprivileged users
+	Size int64 // bytes of its file system
+	// Shuffles are the bytes under each of its subdirectories named
+	// shuffle-ID (the shards of a shuffle), by ID.
+	Shuffles map[string]int64
+}
+
+// Disk measures a directory.
+func Disk(dir string) (Usage, error) {
+	var u Usage
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
 			return err
 		}
-		if d.Type().IsRegular() {
-			if fi, err := d.Info(); err == nil {
-				used += fi.Size()
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		u.Used += fi.Size()
+		if rel, err := filepath.Rel(dir, path); err == nil {
+			top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+			if id, ok := strings.CutPrefix(top, "shuffle-"); ok && top != rel {
+				if u.Shuffles == nil {
+					u.Shuffles = map[string]int64{}
+				}
+				u.Shuffles[id] += fi.Size()
 			}
 		}
 		return nil
 	})
 	var st syscall.Statfs_t
 	if serr := syscall.Statfs(dir, &st); serr == nil {
-		free = int64(st.Bavail) * int64(st.Bsize)
+		u.Free = int64(st.Bavail) * int64(st.Bsize)
+		u.Size = int64(st.Blocks) * int64(st.Bsize)
 	} else if err == nil {
 		err = serr
 	}
-	return used, free, err
+	return u, err
 }

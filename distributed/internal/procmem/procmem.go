@@ -1,4 +1,5 @@
-// Package procmem reads how much memory the process uses.
+// Package procmem reads what the process uses of the machine: memory, CPU
+// time, file descriptors.
 package procmem
 
 import (
