@@ -325,8 +325,12 @@ func (c *Client) fail(err error) {
 func decodeEvent(e *wire.Event) diagnostics.Event {
 	ev := diagnostics.Event{Kind: diagnostics.Kind(e.Kind), Compute: e.Compute, Key: graph.Key(e.Key),
 		From: e.From, To: e.To, Worker: e.Worker, Duration: time.Duration(e.DurationNanos), Bytes: e.Bytes,
-		Path: e.Path, Err: e.Err, Stimulus: e.Stimulus}
+		Path: e.Path, Err: e.Err, Stimulus: e.Stimulus, Op: e.Op}
 	ev.Prefix = ev.Key.Prefix()
+	for _, m := range e.Metrics {
+		ev.Metrics = append(ev.Metrics, diagnostics.FineMetric{Worker: m.Worker, Prefix: m.Prefix,
+			Activity: m.Activity, Unit: m.Unit, Value: m.Value})
+	}
 	if e.TimeUnixNano != 0 {
 		ev.Time = time.Unix(0, e.TimeUnixNano)
 	}

@@ -270,6 +270,9 @@ func (lc *LocalCluster) startProcess(spec workerSpec, i int) error {
 		OnExit: func(pid int, cause string, last []*wire.LogRecord) {
 			lc.sched.WorkerExited("", pid, cause, last)
 		},
+		OnOutput: func(pid int, recs []*wire.LogRecord) {
+			lc.sched.WorkerOutput("", pid, recs)
+		},
 		Listen:        listen,
 		ServerOptions: sopts,
 	})
@@ -405,18 +408,30 @@ func (lc *LocalCluster) Close() error {
 // read them.
 func (lc *LocalCluster) SharedDir() string { return lc.shared }
 
-// forwardLogs passes a worker process's JSON log lines to logger, and
-// keeps the last lines in tail.
-func forwardLogs(r io.Reader, logger *slog.Logger, tail *tailBuffer) {
+// forwardLogs passes the lines a worker process writes to stream
+// ("stderr" or "stdout") to logger: its JSON log records as the records
+// they are, any other line (what a task printed, a panic) as a record
+// "worker output" with the line and the stream, which also goes to
+// output. It keeps the last lines in tail.
+func forwardLogs(r io.Reader, stream string, logger *slog.Logger, tail *tailBuffer, output func(*wire.LogRecord)) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	ctx := context.Background()
 	for sc.Scan() {
 		line := sc.Text()
-		tail.add(line)
+		now := time.Now()
+		tail.add(tailLine{time: now, stream: stream, text: line})
 		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) != nil {
-			logger.Error("worker output", "line", line)
+		if stream == "stdout" || json.Unmarshal([]byte(line), &m) != nil {
+			level := slog.LevelInfo
+			if stream == "stderr" {
+				level = slog.LevelWarn
+			}
+			logger.LogAttrs(ctx, level, "worker output", slog.String("stream", stream), slog.String("line", line))
+			if output != nil {
+				output(&wire.LogRecord{TimeUnixNano: now.UnixNano(), Level: int32(slog.LevelInfo), Message: line,
+					Attrs: map[string]string{"stream": stream}})
+			}
 			continue
 		}
 		var level slog.Level
@@ -436,31 +451,115 @@ func forwardLogs(r io.Reader, logger *slog.Logger, tail *tailBuffer) {
 	io.Copy(io.Discard, r)
 }
 
+// tailLine is a line of a process's output, and when it was read.
+type tailLine struct {
+	time   time.Time
+	stream string // "stdout" or "stderr"
+	text   string
+}
+
 // tailBuffer keeps the last lines of a process's output.
 type tailBuffer struct {
 	mu    sync.Mutex
 	max   int
-	lines []string
+	lines []tailLine
 }
 
-func (t *tailBuffer) add(s string) {
+func (t *tailBuffer) add(l tailLine) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.lines = append(t.lines, s)
+	t.lines = append(t.lines, l)
 	if len(t.lines) > t.max {
 		t.lines = t.lines[1:]
 	}
 }
 
 // last returns the last n lines.
-func (t *tailBuffer) last(n int) []string {
+func (t *tailBuffer) last(n int) []tailLine {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]string(nil), t.lines[max(0, len(t.lines)-n):]...)
+	return append([]tailLine(nil), t.lines[max(0, len(t.lines)-n):]...)
+}
+
+// lastText returns the text of the last n lines.
+func (t *tailBuffer) lastText(n int) []string {
+	var out []string
+	for _, l := range t.last(n) {
+		out = append(out, l.text)
+	}
+	return out
 }
 
 func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.Join(t.lines, "\n")
+	return strings.Join(t.lastText(t.max), "\n")
+}
+
+// outputSink hands a worker process's output records to a function in
+// batches, from a goroutine of its own, so that a slow receiver does not
+// stall the readers until the batch waiting grows large.
+type outputSink struct {
+	pid  int
+	fn   func(pid int, recs []*wire.LogRecord)
+	mu   sync.Mutex
+	cond *sync.Cond
+	recs []*wire.LogRecord
+	done bool
+	stop chan struct{}
+}
+
+// maxOutputBatch is how many records may wait for the receiver before
+// the readers wait for it.
+const maxOutputBatch = 10_000
+
+func newOutputSink(pid int, fn func(int, []*wire.LogRecord)) *outputSink {
+	s := &outputSink{pid: pid, fn: fn, stop: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
+	if fn == nil {
+		close(s.stop)
+		return s
+	}
+	go s.run()
+	return s
+}
+
+func (s *outputSink) add(r *wire.LogRecord) {
+	if s.fn == nil {
+		return
+	}
+	s.mu.Lock()
+	for len(s.recs) >= maxOutputBatch && !s.done {
+		s.cond.Wait()
+	}
+	s.recs = append(s.recs, r)
+	s.cond.Broadcast()
+	s.mu.Unlock()
+}
+
+func (s *outputSink) run() {
+	defer close(s.stop)
+	for {
+		s.mu.Lock()
+		for len(s.recs) == 0 && !s.done {
+			s.cond.Wait()
+		}
+		recs, done := s.recs, s.done
+		s.recs = nil
+		s.cond.Broadcast()
+		s.mu.Unlock()
+		if len(recs) > 0 {
+			s.fn(s.pid, recs)
+		}
+		if done {
+			return
+		}
+	}
+}
+
+// close delivers what is left and waits for the receiver.
+func (s *outputSink) close() {
+	s.mu.Lock()
+	s.done = true
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	<-s.stop
 }

@@ -55,6 +55,14 @@ type NannyConfig struct {
 	// Logger receives the nanny's logs and the worker's (its JSON lines);
 	// by default nothing is logged.
 	Logger *slog.Logger
+	// OnOutput receives what the worker process writes to its standard
+	// output, and the lines of its standard error that are not log
+	// records (what its tasks print), as log records at level Info with
+	// the attribute stream ("stdout" or "stderr"), in batches, as they
+	// come, from a goroutine of the nanny's: a LocalCluster and `shoal
+	// worker --nanny` send them to the scheduler, which keeps them with
+	// the worker's log. The last lines are in OnExit's records too.
+	OnOutput func(pid int, recs []*wire.LogRecord)
 	// OnExit is called each time the worker process ends unasked, with
 	// its pid, the cause (such as "exit code 3", "signal: killed",
 	// "killed by the nanny: process memory ... above the terminate
@@ -220,18 +228,35 @@ func (n *Nanny) start() (*nannyProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nanny: %w", err)
 	}
+	var stdout io.ReadCloser
+	if cmd.Stdout == nil {
+		if stdout, err = cmd.StdoutPipe(); err != nil {
+			return nil, fmt.Errorf("nanny: %w", err)
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("nanny: start worker %s: %w", cmd.Path, err)
 	}
 	p := &nannyProc{cmd: cmd, stdin: stdin, exited: make(chan struct{}), logs: &tailBuffer{max: tailLines}, env: vars}
+	pid := cmd.Process.Pid
+	logger := n.logger.With("pid", pid)
+	sink := newOutputSink(pid, n.cfg.OnOutput)
 	var fwd sync.WaitGroup
 	fwd.Add(1)
 	go func() {
 		defer fwd.Done()
-		forwardLogs(out, n.logger.With("pid", cmd.Process.Pid), p.logs)
+		forwardLogs(out, "stderr", logger, p.logs, sink.add)
 	}()
+	if stdout != nil {
+		fwd.Add(1)
+		go func() {
+			defer fwd.Done()
+			forwardLogs(stdout, "stdout", logger, p.logs, sink.add)
+		}()
+	}
 	go func() {
 		fwd.Wait()
+		sink.close()
 		cmd.Wait()
 		p.state = cmd.ProcessState
 		close(p.exited)
@@ -376,7 +401,7 @@ func (n *Nanny) supervise(p *nannyProc) {
 			continue
 		}
 		n.logger.Warn("worker process ended", "pid", p.cmd.Process.Pid, "reason", cause,
-			"last_output", p.logs.last(5))
+			"last_output", p.logs.lastText(5))
 		if n.cfg.OnExit != nil {
 			n.cfg.OnExit(p.cmd.Process.Pid, cause, parseLogLines(p.logs.last(tailLines)))
 		}
@@ -473,16 +498,23 @@ func exitCause(p *nannyProc) string {
 // nanny keeps.
 const tailLines = 200
 
-// parseLogLines turns a worker's standard error lines into log records:
-// its JSON records, and any other line (a Go panic, a fatal error) as an
-// error record of its own.
-func parseLogLines(lines []string) []*wire.LogRecord {
+// parseLogLines turns the last lines of a worker's output into log
+// records: the JSON records of its log, and any other line (what a task
+// printed, a Go panic, a fatal error) as a record of its own, at level
+// Error when it is on the standard error (which a dying process writes
+// its last words to), stamped with when the nanny read it.
+func parseLogLines(lines []tailLine) []*wire.LogRecord {
 	out := make([]*wire.LogRecord, 0, len(lines))
-	for _, line := range lines {
+	for _, tl := range lines {
+		line := tl.text
 		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) != nil {
-			out = append(out, &wire.LogRecord{TimeUnixNano: time.Now().UnixNano(), Level: int32(slog.LevelError),
-				Message: line, Attrs: map[string]string{"stream": "stderr"}})
+		if tl.stream == "stdout" || json.Unmarshal([]byte(line), &m) != nil {
+			level := slog.LevelError
+			if tl.stream == "stdout" {
+				level = slog.LevelInfo
+			}
+			out = append(out, &wire.LogRecord{TimeUnixNano: tl.time.UnixNano(), Level: int32(level),
+				Message: line, Attrs: map[string]string{"stream": tl.stream}})
 			continue
 		}
 		r := &wire.LogRecord{Attrs: map[string]string{}}

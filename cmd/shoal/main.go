@@ -184,8 +184,8 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8786", "`address` to listen on (host:port; \":8786\" for every interface)")
 	saturation := fs.Float64("saturation", 0, "tasks sent to a worker per thread before the rest wait in the scheduler (default 4)")
 	heartbeat := fs.Duration("heartbeat-timeout", 10*time.Second, "remove a worker silent for this long")
-	dashboard := fs.String("dashboard-address", "127.0.0.1:8787", "`address` to serve the dashboard on, a live web page of the cluster (host:port; \":8787\" for every interface; empty: none)")
-	metricsListen := fs.String("metrics-listen", "", "`address` to serve Prometheus metrics on, at /metrics (host:port; empty: none)")
+	dashboard := fs.String("dashboard-address", "127.0.0.1:8787", "`address` to serve the dashboard on, a live web page of the cluster, and Prometheus metrics at /metrics (host:port; \":8787\" for every interface; empty: none)")
+	metricsListen := fs.String("metrics-listen", "", "another `address` to serve Prometheus metrics on, at /metrics (host:port; empty: only beside the dashboard)")
 	var sf securityFlags
 	sf.register(fs)
 	var lf logFlags
@@ -387,14 +387,21 @@ func runNanny(ctx context.Context, scheduler string, args []string, limit int64,
 	sched := wire.NewSchedulerClient(conn)
 	n, err := distributed.StartNanny(distributed.NannyConfig{
 		Command: func() *exec.Cmd {
-			cmd := exec.Command(exe, child...)
-			cmd.Stdout = os.Stdout
-			return cmd
+			// Its standard output and error are the nanny's to read: what
+			// its tasks print goes to the scheduler with its log.
+			return exec.Command(exe, child...)
 		},
 		Restart:           true,
 		MemoryLimit:       limit,
 		TerminateFraction: terminate,
 		Logger:            logger.With("nanny", self),
+		OnOutput: func(pid int, recs []*wire.LogRecord) {
+			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if _, err := sched.WorkerOutput(rctx, &wire.WorkerExit{Pid: int32(pid), Logs: recs}); err != nil {
+				logger.Debug("nanny could not pass the worker's output to the scheduler", "pid", pid, "error", err)
+			}
+		},
 		OnExit: func(pid int, cause string, last []*wire.LogRecord) {
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

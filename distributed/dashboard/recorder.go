@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/shoal-data/shoal/diagnostics"
@@ -11,14 +12,18 @@ import (
 const DefaultStreamSize = 10_000
 
 // Recorder keeps what the dashboard shows of a scheduler's diagnostics
-// events: the last task runs (the task stream) and the progress of each
-// task prefix. Subscribe its Record method to the scheduler's events.
+// events: the last task runs (the task stream) and the busy time of every
+// second of the last hour (the task stream of long windows), the progress
+// of each task prefix and of each computation, the task groups, and the
+// tasks that failed. Subscribe its Record method to the scheduler's
+// events.
 //
 // Progress follows each task the events name, from its first transition
 // until it is forgotten. A prefix counts the tasks the scheduler holds,
 // plus those it computed (or that failed) and forgot since the current
 // computations began: a computation's bars stay full after it ends, until
-// the next computation starts while no task waits or runs.
+// the next computation starts while no task waits or runs. Computations
+// keep their own bars after they end, failed ones with their error.
 type Recorder struct {
 	mu       sync.Mutex
 	size     int
@@ -28,6 +33,18 @@ type Recorder struct {
 	prefixes map[string]*prefixCounts
 	order    []*prefixCounts // in order of appearance
 	busy     int             // tasks waiting, queued, processing or cancelled
+
+	secs secondRing // busy time per second, worker and prefix
+
+	comps     []*compState // newest last
+	compByID  map[uint64]*compState
+	groups    map[string]*groupState
+	groupList []*groupState // in order of appearance
+	edges     map[[2]string]int
+
+	errors     []ErrorRecord // ring of the last maxErrors, newest at errorNext-1
+	errorNext  int
+	errorTotal int
 }
 
 // The task states the Recorder counts; others count as released.
@@ -41,16 +58,21 @@ var stateIndex = map[string]int{
 	diagnostics.StateCancelled:  6,
 }
 
+var stateNames = [numStates]string{"released", "waiting", "queued", "processing", "memory", "erred", "cancelled"}
+
 const (
 	numStates  = 7
 	processing = 3
 	memory     = 4
+	erred      = 5
 )
 
 func busyState(i int) bool { return i >= 1 && i <= 3 || i == 6 }
 
 type keyState struct {
 	prefix *prefixCounts
+	comp   *compPrefix // the computation's counts of the prefix, if known
+	group  *groupState
 	state  int
 	done   bool // computed, and not to be computed again since
 	erred  bool // failed, and not to be computed again since
@@ -79,7 +101,8 @@ func NewRecorder(size int) *Recorder {
 	if size <= 0 {
 		size = DefaultStreamSize
 	}
-	return &Recorder{size: size, keys: map[graph.Key]*keyState{}, prefixes: map[string]*prefixCounts{}}
+	return &Recorder{size: size, keys: map[graph.Key]*keyState{}, prefixes: map[string]*prefixCounts{},
+		compByID: map[uint64]*compState{}, groups: map[string]*groupState{}, edges: map[[2]string]int{}}
 }
 
 // Record takes a batch of events, as a diagnostics.Hub subscriber.
@@ -92,8 +115,11 @@ func (r *Recorder) Record(events []diagnostics.Event) {
 		switch e.Kind {
 		case diagnostics.ComputeStarted:
 			if r.busy == 0 {
-				r.reset()
+				r.reset(e.Compute)
 			}
+			r.computeStarted(e)
+		case diagnostics.ComputeFinished:
+			r.computeFinished(e)
 		case diagnostics.TaskTransition:
 			r.transition(e)
 		}
@@ -111,6 +137,7 @@ func (r *Recorder) Record(events []diagnostics.Event) {
 		} else {
 			r.runs[(r.total-1)%uint64(r.size)] = run
 		}
+		r.secs.add(&run)
 	}
 }
 
@@ -133,24 +160,55 @@ func (r *Recorder) transition(e *diagnostics.Event) {
 			r.prefixes[name] = p
 			r.order = append(r.order, p)
 		}
-		ks = &keyState{prefix: p}
+		ks = &keyState{prefix: p, comp: r.compPrefix(e.Compute, name), group: r.group(e.Key, name, e.Compute)}
 		r.keys[e.Key] = ks
+		if ks.group != nil {
+			ks.group.total++
+		}
 	} else {
 		r.leave(ks)
 	}
 	p := ks.prefix
 	switch e.To {
 	case diagnostics.StateMemory:
+		if !ks.done && ks.comp != nil {
+			ks.comp.done++
+		}
 		ks.done, ks.erred = true, false
+		if g := ks.group; g != nil {
+			g.bytes += e.Bytes
+			g.seconds += e.Duration.Seconds()
+		}
 	case diagnostics.StateErred:
+		if !ks.erred && ks.comp != nil {
+			ks.comp.erred++
+		}
 		ks.done, ks.erred = false, true
+		if e.Worker != "" {
+			r.addError(e)
+		}
 	case diagnostics.StateWaiting, diagnostics.StateQueued, diagnostics.StateProcessing:
+		if ks.comp != nil {
+			if ks.done {
+				ks.comp.done--
+			}
+			if ks.erred {
+				ks.comp.erred--
+			}
+		}
 		ks.done, ks.erred = false, false
 	case diagnostics.StateForgotten:
 		if ks.done {
 			p.goneDone++
 		} else if ks.erred {
 			p.goneErred++
+		}
+		if g := ks.group; g != nil {
+			if ks.done {
+				g.goneDone++
+			} else if ks.erred {
+				g.goneErred++
+			}
 		}
 		delete(r.keys, e.Key)
 		return
@@ -162,6 +220,15 @@ func (r *Recorder) transition(e *diagnostics.Event) {
 	}
 	if ks.erred {
 		p.liveErred++
+	}
+	if ks.comp != nil && ks.state == processing {
+		ks.comp.processing++
+	}
+	if g := ks.group; g != nil {
+		g.live[ks.state]++
+		if ks.done {
+			g.liveDone++
+		}
 	}
 	if busyState(ks.state) {
 		r.busy++
@@ -179,14 +246,23 @@ func (r *Recorder) leave(ks *keyState) {
 	if ks.erred {
 		p.liveErred--
 	}
+	if ks.comp != nil && ks.state == processing {
+		ks.comp.processing--
+	}
+	if g := ks.group; g != nil {
+		g.live[ks.state]--
+		if ks.done {
+			g.liveDone--
+		}
+	}
 	if busyState(ks.state) {
 		r.busy--
 	}
 }
 
-// reset forgets the tasks of the computations that ended. Called with
-// r.mu held.
-func (r *Recorder) reset() {
+// reset forgets the tasks of the computations that ended, when
+// computation comp starts. Called with r.mu held.
+func (r *Recorder) reset(comp uint64) {
 	keep := r.order[:0]
 	for _, p := range r.order {
 		p.goneDone, p.goneErred = 0, 0
@@ -198,6 +274,7 @@ func (r *Recorder) reset() {
 	}
 	clear(r.order[len(keep):])
 	r.order = keep
+	r.resetGroups(comp)
 }
 
 // Progress returns the progress of each prefix, in the order the
@@ -241,4 +318,64 @@ func (r *Recorder) TaskStream(since uint64, limit int) *TaskStream {
 		ts.Tasks = append(ts.Tasks, r.runs[(q-1)%uint64(r.size)])
 	}
 	return ts
+}
+
+// WorkerRuns returns the last n runs of worker kept, oldest first.
+func (r *Recorder) WorkerRuns(worker string, n int) []TaskRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []TaskRun
+	for q := r.total; q > r.total-uint64(len(r.runs)) && len(out) < n; q-- {
+		if run := r.runs[(q-1)%uint64(r.size)]; run.Worker == worker {
+			out = append(out, run)
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// maxErrors is how many task errors a Recorder keeps.
+const maxErrors = 1000
+
+// addError keeps the error of a task that ran and failed. Called with
+// r.mu held.
+func (r *Recorder) addError(e *diagnostics.Event) {
+	r.errorTotal++
+	msg, stack := splitStack(e.Err)
+	rec := ErrorRecord{Time: e.Time, Key: string(e.Key), Prefix: e.Key.Prefix(), Op: e.Op, Worker: e.Worker,
+		Computation: e.Compute, Error: msg, Stack: stack}
+	if len(r.errors) < maxErrors {
+		r.errors = append(r.errors, rec)
+		r.errorNext = len(r.errors) % maxErrors
+		return
+	}
+	r.errors[r.errorNext] = rec
+	r.errorNext = (r.errorNext + 1) % maxErrors
+}
+
+// splitStack separates the stack of a panic from an error's message: the
+// message of a panic is followed by the goroutine's stack.
+func splitStack(msg string) (string, string) {
+	if i := strings.Index(msg, "\ngoroutine "); i >= 0 {
+		return msg[:i], msg[i+1:]
+	}
+	return msg, ""
+}
+
+// Errors returns the last n errors of tasks that ran and failed (every
+// one kept when n <= 0), newest first, and how many there were in all.
+func (r *Recorder) Errors(n int) ([]ErrorRecord, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := len(r.errors)
+	if n > 0 && n < k {
+		k = n
+	}
+	out := make([]ErrorRecord, 0, k)
+	for i := 1; i <= k; i++ {
+		out = append(out, r.errors[(r.errorNext-i+len(r.errors))%len(r.errors)])
+	}
+	return out, r.errorTotal
 }

@@ -189,3 +189,191 @@ func BenchmarkRecorder(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tasks/s")
 }
+
+func TestRecorderTaskWindow(t *testing.T) {
+	r := NewRecorder(100)
+	t0 := time.Unix(100_000, 0)
+	// 300 runs of 0.5 s each, two workers, two prefixes, one a second.
+	var evs []diagnostics.Event
+	for i := range 300 {
+		p := []string{"load", "sum"}[i%2]
+		w := []string{"w1", "w2"}[i%2]
+		k := fmt.Sprintf("%s-%d", p, i)
+		state := "memory"
+		if i == 299 {
+			state = "erred"
+		}
+		evs = append(evs, ran(k, state, w, t0.Add(time.Duration(i)*time.Second), 500*time.Millisecond))
+	}
+	r.Record(evs)
+	end := t0.Add(300 * time.Second)
+
+	tests := []struct {
+		window     time.Duration
+		bars       int
+		aggregated bool
+		count      int
+	}{
+		{10 * time.Second, 100, false, 10}, // kept and few: bars
+		{10 * time.Second, 5, true, 10},    // too many bars
+		{5 * time.Minute, 1000, true, 300}, // more than the 100 runs kept: aggregated, all of them
+		{2 * time.Hour, 1000, true, 300},   // cut to an hour
+	}
+	for _, tc := range tests {
+		w := r.TaskWindow(end, tc.window, tc.bars)
+		if w.Aggregated != tc.aggregated || w.Count != tc.count {
+			t.Errorf("window %v bars %d: aggregated %v count %d, want %v %d", tc.window, tc.bars, w.Aggregated,
+				w.Count, tc.aggregated, tc.count)
+			continue
+		}
+		if w.Erred != 1 {
+			t.Errorf("window %v: %d erred, want 1", tc.window, w.Erred)
+		}
+		if len(w.Workers) != 2 || len(w.Prefixes) != 2 {
+			t.Errorf("window %v: workers %v prefixes %v", tc.window, w.Workers, w.Prefixes)
+		}
+		if !tc.aggregated {
+			if len(w.Runs) != tc.count || w.Runs[0].Seq >= w.Runs[len(w.Runs)-1].Seq {
+				t.Errorf("window %v: %d runs, want %d, oldest first", tc.window, len(w.Runs), tc.count)
+			}
+			continue
+		}
+		// Every run's busy time and end are in the buckets.
+		var busy, count, erred float64
+		for _, b := range w.Buckets {
+			busy += b[3]
+			count += b[4]
+			erred += b[5]
+			if int(b[1]) >= len(w.Workers) || int(b[2]) >= len(w.Prefixes) || b[0] < 0 ||
+				b[0]*w.BucketSeconds >= tc.window.Seconds()+w.BucketSeconds {
+				t.Fatalf("window %v: bucket %v out of range", tc.window, b)
+			}
+		}
+		if count != float64(tc.count) || erred != 1 || busy < 0.5*float64(tc.count)-0.51 ||
+			busy > 0.5*float64(tc.count)+1e-6 {
+			t.Errorf("window %v: buckets sum to busy %.2f count %v erred %v, want %.1f %d 1", tc.window, busy, count,
+				erred, 0.5*float64(tc.count), tc.count)
+		}
+	}
+
+	tl := r.Timeline(t0, end, 30)
+	var total float64
+	for _, row := range tl.Busy {
+		if len(row) != 28 { // 301 seconds in buckets of 11
+			t.Errorf("timeline row of %d buckets, want 28", len(row))
+		}
+		for _, v := range row {
+			total += v
+		}
+	}
+	if len(tl.Prefixes) != 2 || total < 149.9 || total > 150.1 || tl.BucketSeconds != 11 {
+		t.Errorf("timeline: prefixes %v, busy %.2f s in buckets of %v s, want 2 prefixes, 150 s in 11 s", tl.Prefixes,
+			total, tl.BucketSeconds)
+	}
+}
+
+func TestRecorderComputations(t *testing.T) {
+	r := NewRecorder(0)
+	t0 := time.Unix(1000, 0)
+	comp := func(id uint64, e diagnostics.Event) diagnostics.Event { e.Compute = id; return e }
+	r.Record([]diagnostics.Event{
+		{Kind: diagnostics.ComputeStarted, Compute: 1, Time: t0, Tasks: map[string]int{"a": 2}},
+		comp(1, tr("a-0", "released", "waiting")), comp(1, tr("a-1", "released", "waiting")),
+		comp(1, ran("a-0", "memory", "w1", t0, time.Second)),
+		comp(1, ran("a-1", "erred", "w1", t0, time.Second)),
+		{Kind: diagnostics.ComputeFinished, Compute: 1, Time: t0.Add(2 * time.Second), Err: "task a-1 failed"},
+		{Kind: diagnostics.ComputeStarted, Compute: 2, Time: t0.Add(3 * time.Second), Tasks: map[string]int{"b": 1}},
+		comp(2, tr("b-0", "released", "waiting")), comp(2, tr("b-0", "waiting", "processing")),
+		// The first computation's tasks go; its bars stay.
+		tr("a-0", "memory", "forgotten"), tr("a-1", "erred", "forgotten"),
+	})
+	cs := r.Computations()
+	if len(cs) != 2 || cs[0].ID != 2 || cs[1].ID != 1 {
+		t.Fatalf("computations %+v, want 2 then 1", cs)
+	}
+	if c := cs[1]; c.State != "failed" || c.Error != "task a-1 failed" || len(c.Progress) != 1 ||
+		c.Progress[0] != (Progress{Prefix: "a", Total: 2, Done: 1, Erred: 1}) || !c.Finished.Equal(t0.Add(2*time.Second)) {
+		t.Errorf("failed computation: %+v", c)
+	}
+	if c := cs[0]; c.State != "running" || c.Progress[0] != (Progress{Prefix: "b", Total: 1, Processing: 1}) {
+		t.Errorf("running computation: %+v", c)
+	}
+	for i := range 30 {
+		r.Record([]diagnostics.Event{{Kind: diagnostics.ComputeStarted, Compute: uint64(10 + i)},
+			{Kind: diagnostics.ComputeFinished, Compute: uint64(10 + i)}})
+	}
+	cs = r.Computations()
+	if len(cs) != maxComputations || cs[len(cs)-1].ID != 1 || cs[len(cs)-2].ID != 2 {
+		t.Errorf("after 30 more: %d kept, the oldest %d and %d; want %d, the failed (1) and the running (2) kept",
+			len(cs), cs[len(cs)-1].ID, cs[len(cs)-2].ID, maxComputations)
+	}
+}
+
+func TestRecorderErrors(t *testing.T) {
+	r := NewRecorder(0)
+	t0 := time.Unix(1000, 0)
+	e := ran("boom-1", "erred", "w1", t0, time.Second)
+	e.Op, e.Err, e.Compute = "myapp.boom", "task boom-1 (myapp.boom): panic: oops\ngoroutine 7 [running]:\nmain.boom()", 3
+	dep := tr("sum-1", "waiting", "erred") // a dependent: it never ran
+	dep.Err = e.Err
+	r.Record([]diagnostics.Event{e, dep})
+	errs, total := r.Errors(0)
+	if total != 1 || len(errs) != 1 {
+		t.Fatalf("%d errors of %d, want the one task that ran", len(errs), total)
+	}
+	want := ErrorRecord{Time: t0.Add(time.Second), Key: "boom-1", Prefix: "boom", Op: "myapp.boom", Worker: "w1",
+		Computation: 3, Error: "task boom-1 (myapp.boom): panic: oops", Stack: "goroutine 7 [running]:\nmain.boom()"}
+	if errs[0] != want {
+		t.Errorf("error %+v\nwant %+v", errs[0], want)
+	}
+	for i := range maxErrors + 10 {
+		r.Record([]diagnostics.Event{ran(fmt.Sprintf("x-%d", i), "erred", "w1", t0, time.Second)})
+	}
+	errs, total = r.Errors(5)
+	if total != maxErrors+11 || len(errs) != 5 || errs[0].Key != fmt.Sprintf("x-%d", maxErrors+9) {
+		t.Errorf("after many: %d of %d, newest %q", len(errs), total, errs[0].Key)
+	}
+	if all, _ := r.Errors(0); len(all) != maxErrors {
+		t.Errorf("kept %d errors, want %d", len(all), maxErrors)
+	}
+}
+
+func TestRecorderGroupsAndShuffles(t *testing.T) {
+	r := NewRecorder(0)
+	t0 := time.Unix(1000, 0)
+	split, collect := "shuffle-split-0123456789abcdef", "shuffle-collect-fedcba9876543210"
+	r.Record([]diagnostics.Event{{Kind: diagnostics.ComputeStarted, Compute: 1, Time: t0,
+		Tasks: map[string]int{"shuffle-split": 2, "shuffle-collect": 2}}})
+	r.AddGraph(1, map[string]int{split: 2, collect: 2}, map[[2]string]int{{split, collect}: 4})
+	var evs []diagnostics.Event
+	for i := range 2 {
+		k := fmt.Sprintf("%s-%d", split, i)
+		evs = append(evs, tr(k, "released", "waiting"), ran(k, "memory", "w1", t0, time.Second))
+		c := fmt.Sprintf("%s-%d", collect, i)
+		evs = append(evs, tr(c, "released", "waiting"))
+	}
+	evs = append(evs, tr(split+"-0", "memory", "released"))
+	r.Record(evs)
+	g := r.Groups()
+	if len(g.Groups) != 2 || len(g.Edges) != 1 || g.Edges[0] != (GroupEdge{From: split, To: collect, Count: 4}) {
+		t.Fatalf("groups %+v", g)
+	}
+	byName := map[string]Group{}
+	for _, x := range g.Groups {
+		byName[x.Name] = x
+	}
+	if s := byName[split]; s.Name != split || s.Prefix != "shuffle-split" || s.Total != 2 ||
+		s.States["memory"] != 1 || s.States["released"] != 1 || s.Seconds != 2 {
+		t.Errorf("split group %+v", s)
+	}
+	sh := r.Shuffles()
+	if len(sh) != 1 || sh[0].ID != "fedcba9876543210" || sh[0].Splits != 2 || sh[0].SplitsDone != 2 ||
+		sh[0].Collects != 2 || sh[0].CollectsDone != 0 || sh[0].State != "running" || !sh[0].Started.Equal(t0) {
+		t.Errorf("shuffles %+v", sh)
+	}
+	r.Record([]diagnostics.Event{ran(collect+"-0", "memory", "w2", t0, time.Second),
+		ran(collect+"-1", "erred", "w2", t0, time.Second)})
+	if sh := r.Shuffles(); sh[0].CollectsDone != 1 || sh[0].Erred != 1 || sh[0].State != "erred" {
+		t.Errorf("after the collects: %+v", sh[0])
+	}
+}

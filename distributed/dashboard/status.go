@@ -2,9 +2,10 @@ package dashboard
 
 import "time"
 
-// Source is what the dashboard reads: the scheduler implements it. Both
-// methods are called for every request, from any goroutine; what they
-// return belongs to the caller.
+// Source is what the dashboard reads: the scheduler implements it. Every
+// method is called for requests, from any goroutine, and must not block
+// for long; what it returns belongs to the caller. A method that has
+// nothing to show returns an empty value, not nil (Worker excepted).
 type Source interface {
 	// Snapshot returns the state of the cluster now.
 	Snapshot() *Status
@@ -12,6 +13,39 @@ type Source interface {
 	// (as counted by TaskStream.Next), oldest first, at most limit of
 	// them: the newest when there are more.
 	TaskStream(since uint64, limit int) *TaskStream
+	// TaskWindow returns every task run of the last window: one bar per
+	// run when there are at most maxBars, else time buckets of the busy
+	// time per worker and prefix (see TaskWindow).
+	TaskWindow(window time.Duration, maxBars int) *TaskWindow
+	// Workers returns every worker with its resource use and a short
+	// history of it.
+	Workers() *Workers
+	// Worker returns the page of one worker (an address or a name),
+	// connected or gone; nil when the scheduler never knew it.
+	Worker(name string) *WorkerPage
+	// System returns the scheduler process's own resource use.
+	System() *System
+	// Groups returns the task groups of the current graphs and the
+	// dependencies between them.
+	Groups() *Groups
+	// Logs returns the log records of the scheduler and the workers
+	// that match q, newest last.
+	Logs(q LogQuery) *Logs
+	// Errors returns the erred tasks and the failed computations.
+	Errors() *Errors
+	// Profile returns the cluster's CPU profile of q's window as a
+	// flame graph, with the timeline of the prefixes that ran.
+	Profile(q ProfileQuery) (*Profile, error)
+	// ProfileData returns the same profile as a gzipped pprof protocol
+	// buffer, for go tool pprof.
+	ProfileData(q ProfileQuery) ([]byte, error)
+	// FineMetrics returns where the time of each task prefix went.
+	FineMetrics() *FineMetrics
+	// Bandwidth returns the bytes moved between workers.
+	Bandwidth() *Bandwidth
+	// Shuffles returns the shuffles of the current and recent
+	// computations.
+	Shuffles() *Shuffles
 }
 
 // Status is the state of the cluster at one moment: the body of
@@ -26,6 +60,13 @@ type Status struct {
 	// StreamNext is the number of task runs recorded so far: the since
 	// of a first GET /api/tasks that wants only what comes next.
 	StreamNext uint64 `json:"stream_next"`
+	// Computations are the running computations and the last ones that
+	// ended, newest first; failed ones keep their progress rows.
+	Computations []Computation `json:"computations"`
+	// Erred counts the task runs that failed since the scheduler
+	// started; RecentErrors are the last few of them, newest first.
+	Erred        int           `json:"erred"`
+	RecentErrors []ErrorRecord `json:"recent_errors"`
 }
 
 // Scheduler describes the scheduler.
@@ -64,6 +105,17 @@ type Progress struct {
 	Memory     int    `json:"memory"`     // of Done, those whose results are in memory now
 	Erred      int    `json:"erred"`      // failed, or a dependency did
 	Processing int    `json:"processing"` // running, or sent to a worker to run
+}
+
+// Computation is one graph a client submitted.
+type Computation struct {
+	ID       uint64     `json:"id"`                // its number on the scheduler, from 1
+	Started  time.Time  `json:"started"`           // when it was submitted
+	Finished time.Time  `json:"finished,omitzero"` // when it ended; zero while it runs
+	State    string     `json:"state"`             // "running", "done", "failed" or "cancelled"
+	Error    string     `json:"error,omitempty"`   // why it failed
+	Tasks    int        `json:"tasks"`             // tasks of its graph
+	Progress []Progress `json:"progress"`          // its tasks per prefix, as when it ended for one that ended
 }
 
 // TaskRun is one run of a task on a worker: a bar of the task stream.

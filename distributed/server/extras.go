@@ -109,6 +109,62 @@ func (s *Server) WorkerExited(addr string, pid int, cause string, last []*wire.L
 	}
 }
 
+// WorkerOutput adds to the log of the worker with address addr, or whose
+// process is pid, what its process wrote to its standard output and error
+// (records with the attribute stream), as its nanny read it. Output of a
+// process that has not joined yet waits for it (a little of it).
+func (s *Server) WorkerOutput(addr string, pid int, recs []*wire.LogRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var wc *workerConn
+	if addr != "" {
+		wc = s.workers[addr]
+	}
+	if wc == nil && pid > 0 {
+		for _, w := range s.workers {
+			if int(w.info.Pid) == pid {
+				wc = w
+				break
+			}
+		}
+	}
+	if wc == nil {
+		k := pidKey(pid)
+		if k == "" {
+			return
+		}
+		if len(s.earlyOutput) >= 1024 {
+			clear(s.earlyOutput)
+		}
+		s.earlyOutput[k] = append(s.earlyOutput[k], recs...)
+		if over := len(s.earlyOutput[k]) - s.cfg.WorkerLogs; over > 0 {
+			s.earlyOutput[k] = s.earlyOutput[k][over:]
+		}
+		return
+	}
+	wc.addOutput(recs, s.cfg.WorkerLogs)
+}
+
+// addOutput adds output records to a worker's logs, tagged with it.
+// Called with s.mu held.
+func (wc *workerConn) addOutput(recs []*wire.LogRecord, max int) {
+	for _, r := range recs {
+		if r.Attrs == nil {
+			r.Attrs = map[string]string{}
+		}
+		r.Attrs["worker"] = wc.addr
+	}
+	wc.logs = append(wc.logs, recs...)
+	if over := len(wc.logs) - max; over > 0 {
+		wc.logs = append([]*wire.LogRecord(nil), wc.logs[over:]...)
+	}
+}
+
+func (x *service) WorkerOutput(_ context.Context, e *wire.WorkerExit) (*wire.Ack, error) {
+	x.s.WorkerOutput(e.Address, int(e.Pid), e.Logs)
+	return &wire.Ack{}, nil
+}
+
 func pidKey(pid int) string {
 	if pid <= 0 {
 		return ""

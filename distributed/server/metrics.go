@@ -1,39 +1,60 @@
 package server
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/scheduler"
 )
 
-// The scheduler's Prometheus metrics, served on /metrics at
-// Config.MetricsListen:
+// The scheduler's Prometheus metrics, served on /metrics beside the
+// dashboard (Config.DashboardListen) and at Config.MetricsListen:
 //
-//	shoal_scheduler_workers{state}                        workers by state (running, paused, closing)
-//	shoal_scheduler_tasks{state}                          tasks by state (waiting, queued, processing, memory, erred, ...)
-//	shoal_scheduler_clients                               connected clients
-//	shoal_scheduler_worker_tasks{worker,state}            tasks per worker: processing, and held in memory ("memory")
-//	shoal_scheduler_worker_memory_bytes{worker,kind}      managed, unmanaged (process minus managed), spilled, process
-//	shoal_scheduler_task_compute_seconds_total{prefix}    seconds tasks computed, by task prefix
-//	shoal_scheduler_tasks_finished_total{prefix,outcome}  tasks that ended (memory, erred), by prefix
-//	shoal_scheduler_workers_removed_total                 workers lost or gone
-//	shoal_scheduler_handle_seconds                        time the scheduling core takes per batch of events
-//	shoal_scheduler_tick_lateness_seconds                 goroutine latency of the scheduler process
+//	shoal_scheduler_workers{state}                         workers by state (running, paused, closing)
+//	shoal_scheduler_tasks{state}                           tasks by state (waiting, queued, processing, memory, erred, ...)
+//	shoal_scheduler_clients                                connected clients
+//	shoal_scheduler_worker_threads{worker}                 threads of each worker: tasks it runs at once
+//	shoal_scheduler_worker_tasks{worker,state}             tasks per worker: processing, and held in memory ("memory")
+//	shoal_scheduler_worker_memory_bytes{worker,kind}       managed, unmanaged (process minus managed), spilled, process
+//	shoal_scheduler_worker_disk_bytes{worker,dir,kind}     used and free bytes of each worker's directories (local, scratch)
+//	shoal_scheduler_worker_latency_seconds{worker}         round trip of a message to each worker and back, at its last heartbeat
+//	shoal_scheduler_task_compute_seconds_total{prefix}     seconds tasks computed, by task prefix
+//	shoal_scheduler_task_output_bytes_total{prefix}        bytes of the results tasks computed, by prefix
+//	shoal_scheduler_tasks_finished_total{prefix,outcome}   tasks that ended (memory, erred), by prefix
+//	shoal_scheduler_prefix_state_totals_total{prefix,state} transitions of tasks into each state, by prefix
+//	shoal_scheduler_tasks_forgotten_total                  tasks the scheduler forgot (their results no longer wanted)
+//	shoal_scheduler_tasks_suspicious_total                 runs of tasks lost with the worker that ran them
+//	shoal_scheduler_work_steals_total                      tasks the scheduler asked a busy worker to give up to an idle one
+//	shoal_scheduler_fine_seconds_total{prefix,activity}    fine performance metrics of every worker: seconds per activity (compute, cpu, queued, ...)
+//	shoal_scheduler_fine_bytes_total{prefix,activity}      bytes per activity (transfer-in, spill-write, disk-write, ...)
+//	shoal_scheduler_fine_count_total{prefix,activity}      counts per activity (transfers, spills)
+//	shoal_scheduler_workers_removed_total                  workers lost or gone
+//	shoal_scheduler_handle_seconds                         time the scheduling core takes per batch of events
+//	shoal_scheduler_tick_lateness_seconds                  goroutine latency of the scheduler process
 //
 // plus the Go runtime's and the process's standard collectors.
 type serverMetrics struct {
 	reg       *prometheus.Registry
 	compute   *prometheus.CounterVec
+	output    *prometheus.CounterVec
 	finished  *prometheus.CounterVec
 	removed   prometheus.Counter
+	forgotten prometheus.Counter
+	suspect   prometheus.Counter
+	steals    prometheus.Counter
+	latency   *prometheus.GaugeVec
 	handle    prometheus.Histogram
 	lateness  *metrics.Lateness
 	http      *metrics.Server
 	collector *stateCollector
+
+	mu     sync.Mutex
+	states map[[2]string]float64 // transitions by prefix and state
 }
 
 type stateCollector struct {
@@ -43,14 +64,21 @@ type stateCollector struct {
 	clients      *prometheus.Desc
 	workerTasks  *prometheus.Desc
 	workerMemory *prometheus.Desc
+	threads      *prometheus.Desc
+	disk         *prometheus.Desc
+	prefixStates *prometheus.Desc
+	fine         [3]*prometheus.Desc // seconds, bytes, count
 }
 
+// fineUnits are the units of the fine metrics series, in the order of
+// stateCollector.fine.
+var fineUnits = [3]string{diagnostics.UnitSeconds, diagnostics.UnitBytes, diagnostics.UnitCount}
+
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.workers
-	ch <- c.tasks
-	ch <- c.clients
-	ch <- c.workerTasks
-	ch <- c.workerMemory
+	for _, d := range []*prometheus.Desc{c.workers, c.tasks, c.clients, c.workerTasks, c.workerMemory, c.threads,
+		c.disk, c.prefixStates, c.fine[0], c.fine[1], c.fine[2]} {
+		ch <- d
+	}
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -61,6 +89,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	nclients := len(s.clients)
 	held := s.state.HeldCounts()
 	s.mu.Unlock()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
 	byState := map[string]int{"running": 0, "paused": 0, "closing": 0}
 	for _, w := range workers {
 		if w.State != scheduler.WorkerGone {
@@ -68,32 +99,68 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for st, n := range byState {
-		ch <- prometheus.MustNewConstMetric(c.workers, prometheus.GaugeValue, float64(n), st)
+		gauge(c.workers, float64(n), st)
 	}
 	for st := scheduler.Released; st < scheduler.Forgotten; st++ {
-		ch <- prometheus.MustNewConstMetric(c.tasks, prometheus.GaugeValue, float64(counts[st]), st.String())
+		gauge(c.tasks, float64(counts[st]), st.String())
 	}
-	ch <- prometheus.MustNewConstMetric(c.clients, prometheus.GaugeValue, float64(nclients))
+	gauge(c.clients, float64(nclients))
 	for _, w := range workers {
-		ch <- prometheus.MustNewConstMetric(c.workerTasks, prometheus.GaugeValue, float64(w.Processing), w.Name, "processing")
-		ch <- prometheus.MustNewConstMetric(c.workerTasks, prometheus.GaugeValue, float64(held[w.Name]), w.Name, "memory")
+		gauge(c.threads, float64(w.Threads), w.Name)
+		gauge(c.workerTasks, float64(w.Processing), w.Name, "processing")
+		gauge(c.workerTasks, float64(held[w.Name]), w.Name, "memory")
 		m := w.Memory
-		ch <- prometheus.MustNewConstMetric(c.workerMemory, prometheus.GaugeValue, float64(m.Managed), w.Name, "managed")
-		ch <- prometheus.MustNewConstMetric(c.workerMemory, prometheus.GaugeValue, float64(max(0, m.Process-m.Managed)), w.Name, "unmanaged")
-		ch <- prometheus.MustNewConstMetric(c.workerMemory, prometheus.GaugeValue, float64(m.Spilled), w.Name, "spilled")
-		ch <- prometheus.MustNewConstMetric(c.workerMemory, prometheus.GaugeValue, float64(m.Process), w.Name, "process")
+		gauge(c.workerMemory, float64(m.Managed), w.Name, "managed")
+		gauge(c.workerMemory, float64(max(0, m.Process-m.Managed)), w.Name, "unmanaged")
+		gauge(c.workerMemory, float64(m.Spilled), w.Name, "spilled")
+		gauge(c.workerMemory, float64(m.Process), w.Name, "process")
+	}
+	t := s.tel
+	t.mu.Lock()
+	for _, w := range workers {
+		if wt := t.workers[w.Name]; wt != nil && wt.stats != nil {
+			for _, d := range wt.stats.Disks {
+				gauge(c.disk, float64(d.Used), w.Name, d.Name, "used")
+				gauge(c.disk, float64(d.Free), w.Name, d.Name, "free")
+			}
+		}
+	}
+	t.mu.Unlock()
+	m := s.metrics
+	m.mu.Lock()
+	for k, n := range m.states {
+		ch <- prometheus.MustNewConstMetric(c.prefixStates, prometheus.CounterValue, n, k[0], k[1])
+	}
+	m.mu.Unlock()
+	for _, f := range diagnostics.SumFineMetrics(t.fine.Totals()) {
+		for i, u := range fineUnits {
+			if f.Unit == u {
+				ch <- prometheus.MustNewConstMetric(c.fine[i], prometheus.CounterValue, f.Value, f.Prefix, f.Activity)
+			}
+		}
 	}
 }
 
 func newServerMetrics(s *Server) *serverMetrics {
 	reg := prometheus.NewRegistry()
-	m := &serverMetrics{reg: reg,
+	m := &serverMetrics{reg: reg, states: map[[2]string]float64{},
 		compute: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_scheduler_task_compute_seconds_total",
 			Help: "Seconds tasks spent computing on workers, by task prefix."}, []string{"prefix"}),
+		output: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_scheduler_task_output_bytes_total",
+			Help: "Bytes of the results tasks computed on workers, by task prefix."}, []string{"prefix"}),
 		finished: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_scheduler_tasks_finished_total",
 			Help: "Tasks that ended on workers, by task prefix and outcome (memory or erred)."}, []string{"prefix", "outcome"}),
 		removed: prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_scheduler_workers_removed_total",
 			Help: "Workers that left or were lost."}),
+		forgotten: prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_scheduler_tasks_forgotten_total",
+			Help: "Tasks the scheduler forgot: no client wanted their results any more."}),
+		suspect: prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_scheduler_tasks_suspicious_total",
+			Help: "Runs of tasks lost with the worker that ran them (a task lost this way too often is declared erred)."}),
+		steals: prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_scheduler_work_steals_total",
+			Help: "Tasks the scheduler asked a busy worker to give up, to run them on an idle one."}),
+		latency: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "shoal_scheduler_worker_latency_seconds",
+			Help: "Round trip of a message from the scheduler to each worker and back, measured at its last heartbeat."},
+			[]string{"worker"}),
 		handle: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "shoal_scheduler_handle_seconds",
 			Help:    "Seconds the scheduling core took to handle a batch of events.",
 			Buckets: []float64{1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1}}),
@@ -101,31 +168,70 @@ func newServerMetrics(s *Server) *serverMetrics {
 			workers: prometheus.NewDesc("shoal_scheduler_workers", "Workers by state.", []string{"state"}, nil),
 			tasks:   prometheus.NewDesc("shoal_scheduler_tasks", "Tasks by state.", []string{"state"}, nil),
 			clients: prometheus.NewDesc("shoal_scheduler_clients", "Connected clients.", nil, nil),
+			threads: prometheus.NewDesc("shoal_scheduler_worker_threads", "Threads of each worker: the tasks it runs at once.",
+				[]string{"worker"}, nil),
 			workerTasks: prometheus.NewDesc("shoal_scheduler_worker_tasks",
 				"Tasks per worker: processing there, and results held there (memory).", []string{"worker", "state"}, nil),
 			workerMemory: prometheus.NewDesc("shoal_scheduler_worker_memory_bytes",
 				"Memory of each worker as it last reported: managed (results), unmanaged (the rest of the process), spilled (on disk), process.",
 				[]string{"worker", "kind"}, nil),
+			disk: prometheus.NewDesc("shoal_scheduler_worker_disk_bytes",
+				"Bytes used by the files of each worker's directories (local: its own; scratch: the ops') and free on their file systems, as it last reported.",
+				[]string{"worker", "dir", "kind"}, nil),
+			prefixStates: prometheus.NewDesc("shoal_scheduler_prefix_state_totals_total",
+				"Transitions of tasks into each state, by task prefix.", []string{"prefix", "state"}, nil),
+			fine: [3]*prometheus.Desc{
+				prometheus.NewDesc("shoal_scheduler_fine_seconds_total",
+					"Fine performance metrics of all workers: seconds spent on each activity (compute, cpu, queued, waiting, transfer-in, spill-write, disk-write, encode, idle, ...), by task prefix.",
+					[]string{"prefix", "activity"}, nil),
+				prometheus.NewDesc("shoal_scheduler_fine_bytes_total",
+					"Fine performance metrics of all workers: bytes moved by each activity (transfer-in, transfer-out, spill-write, spill-read, disk-write, disk-read), by task prefix.",
+					[]string{"prefix", "activity"}, nil),
+				prometheus.NewDesc("shoal_scheduler_fine_count_total",
+					"Fine performance metrics of all workers: how many times each activity happened (transfers, spills), by task prefix.",
+					[]string{"prefix", "activity"}, nil),
+			},
 		},
 	}
-	reg.MustRegister(m.compute, m.finished, m.removed, m.handle, m.collector,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m.compute, m.output, m.finished, m.removed, m.forgotten, m.suspect, m.steals, m.latency, m.handle,
+		m.collector, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.lateness = metrics.NewLateness(reg, "shoal_scheduler_tick_lateness_seconds",
 		"How late the scheduler process picks up a timer: goroutine scheduling latency.", 100*time.Millisecond)
 	return m
+}
+
+// countTransitions counts the transitions of events by prefix and
+// state: a subscriber of the server's events.
+func (m *serverMetrics) countTransitions(evs []diagnostics.Event) {
+	forgotten := 0
+	m.mu.Lock()
+	for i := range evs {
+		e := &evs[i]
+		if e.Kind != diagnostics.TaskTransition {
+			continue
+		}
+		if e.To == diagnostics.StateForgotten {
+			forgotten++
+			continue
+		}
+		m.states[[2]string{e.Prefix, e.To}]++
+	}
+	m.mu.Unlock()
+	m.forgotten.Add(float64(forgotten))
 }
 
 // Metrics returns the registry of the scheduler's Prometheus metrics, to
 // serve or gather elsewhere.
 func (s *Server) Metrics() *prometheus.Registry { return s.metrics.reg }
 
-// MetricsAddress returns the host:port where /metrics is served, or ""
-// when Config.MetricsListen was not set.
+// MetricsAddress returns the host:port where /metrics is served: at
+// Config.MetricsListen, else beside the dashboard; "" when neither is
+// served.
 func (s *Server) MetricsAddress() string {
-	if s.metrics.http == nil {
-		return ""
+	if s.metrics.http != nil {
+		return s.metrics.http.Address()
 	}
-	return s.metrics.http.Address()
+	return s.DashboardAddress()
 }
 
 func (m *serverMetrics) close() {

@@ -147,9 +147,15 @@ type Server struct {
 	subs    []*diagnostics.Subscription
 	metrics *serverMetrics
 	started time.Time
+	tel     *telemetry
 
-	dash     *dashboard.Recorder // the task stream and progress, when the dashboard is served
-	dashHTTP *metrics.Server
+	dash       *dashboard.Recorder // the task stream and progress, when the dashboard is served
+	dashHTTP   *metrics.Server
+	dashCancel context.CancelFunc // ends the dashboard's event streams
+
+	sysMu   sync.Mutex
+	system  []dashboard.SystemSample // ring of historySize, sampled every second while the dashboard is served
+	sysNext int
 
 	mu        sync.Mutex
 	state     *scheduler.State
@@ -164,14 +170,21 @@ type Server struct {
 	evbuf     []diagnostics.Event
 	dirty     []*outbox
 	closed    bool
-	changed   chan struct{}          // closed and replaced when workers come or go
-	exits     map[string]workerExit  // exits not yet claimed, by address or "pid:N"
-	exitWait  map[string]*exitWaiter // by address and "pid:N"
-	gone      map[string]*goneWorker // by address
-	goneOrder []string
-	topics    map[string][]*wire.TopicEvent
-	datasets  map[string][]graph.Key
-	plugins   []*wire.PluginRequest // worker plugins, in the order registered
+	// The core's handling of events since the last system sample.
+	handles    int64
+	handleTime time.Duration
+	handleMax  time.Duration
+	changed    chan struct{}         // closed and replaced when workers come or go
+	exits      map[string]workerExit // exits not yet claimed, by address or "pid:N"
+	// earlyOutput is what processes wrote before their worker joined, by
+	// "pid:N".
+	earlyOutput map[string][]*wire.LogRecord
+	exitWait    map[string]*exitWaiter // by address and "pid:N"
+	gone        map[string]*goneWorker // by address
+	goneOrder   []string
+	topics      map[string][]*wire.TopicEvent
+	datasets    map[string][]graph.Key
+	plugins     []*wire.PluginRequest // worker plugins, in the order registered
 }
 
 // computation is one Submit of a client: a client of the scheduling core.
@@ -254,24 +267,26 @@ func New(cfg Config) (*Server, error) {
 	var idb [6]byte
 	rand.Read(idb[:])
 	s := &Server{
-		cfg:      cfg,
-		started:  time.Now(),
-		logger:   logger.With("scheduler", lis.Addr().String()),
-		ring:     ring,
-		peers:    conns.New(cfg.DialOptions...),
-		exits:    map[string]workerExit{},
-		exitWait: map[string]*exitWaiter{},
-		gone:     map[string]*goneWorker{},
-		topics:   map[string][]*wire.TopicEvent{},
-		datasets: map[string][]graph.Key{},
-		id:       "scheduler-" + hex.EncodeToString(idb[:]),
-		lis:      lis,
-		hub:      diagnostics.NewHub(),
-		stop:     make(chan struct{}),
-		workers:  map[string]*workerConn{},
-		clients:  map[string]*clientConn{},
-		comps:    map[string]*computation{},
-		changed:  make(chan struct{}),
+		cfg:         cfg,
+		started:     time.Now(),
+		logger:      logger.With("scheduler", lis.Addr().String()),
+		ring:        ring,
+		peers:       conns.New(cfg.DialOptions...),
+		exits:       map[string]workerExit{},
+		earlyOutput: map[string][]*wire.LogRecord{},
+		exitWait:    map[string]*exitWaiter{},
+		gone:        map[string]*goneWorker{},
+		topics:      map[string][]*wire.TopicEvent{},
+		datasets:    map[string][]graph.Key{},
+		id:          "scheduler-" + hex.EncodeToString(idb[:]),
+		tel:         newTelemetry(),
+		lis:         lis,
+		hub:         diagnostics.NewHub(),
+		stop:        make(chan struct{}),
+		workers:     map[string]*workerConn{},
+		clients:     map[string]*clientConn{},
+		comps:       map[string]*computation{},
+		changed:     make(chan struct{}),
 		state: scheduler.New(scheduler.Config{Saturation: cfg.Saturation, AllowedFailures: cfg.AllowedFailures,
 			LogSize: cfg.LogSize, Steal: !cfg.NoStealing, Backlog: max(cfg.Backlog, 0)}),
 	}
@@ -299,6 +314,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("scheduler: %w", err)
 		}
 	}
+	s.subs = append(s.subs, s.hub.Subscribe(s.metrics.countTransitions))
 	s.startPlugins()
 	s.wg.Add(2)
 	go func() {
@@ -442,7 +458,11 @@ func (s *Server) watchHeartbeats() {
 func (s *Server) handle(evs ...scheduler.Event) {
 	start := time.Now()
 	ins := s.state.Handle(evs...)
-	s.metrics.handle.Observe(time.Since(start).Seconds())
+	took := time.Since(start)
+	s.metrics.handle.Observe(took.Seconds())
+	s.handles++
+	s.handleTime += took
+	s.handleMax = max(s.handleMax, took)
 	if s.hub.Active() {
 		s.publishTransitions(evs)
 	} else {
@@ -460,13 +480,17 @@ func (s *Server) handle(evs ...scheduler.Event) {
 			for i, d := range t.Deps {
 				deps[i] = string(d)
 			}
+			var comp uint64
+			if c := s.comps[in.Client]; c != nil {
+				comp = c.number
+			}
 			wc.push(&wire.Instruction{Op: &wire.Instruction_Run{Run: &wire.RunTask{Id: in.ID, Key: string(t.Key),
-				Op: t.Op, Params: t.Params, Deps: deps, Resources: t.Resources}}})
+				Op: t.Op, Params: t.Params, Deps: deps, Resources: t.Resources, Computation: comp}}})
 			s.touch(&wc.box)
 		case *scheduler.Fetch:
 			if wc := s.workers[in.To]; wc != nil {
 				wc.push(&wire.Instruction{Op: &wire.Instruction_Fetch{Fetch: &wire.FetchKey{Key: string(in.Key),
-					From: append([]string(nil), in.From...)}}})
+					From: append([]string(nil), in.From...), Size: in.Size}}})
 				s.touch(&wc.box)
 			}
 		case *scheduler.Release:
@@ -477,6 +501,9 @@ func (s *Server) handle(evs ...scheduler.Event) {
 				}
 			}
 		case *scheduler.CancelRun:
+			if in.Steal {
+				s.metrics.steals.Inc()
+			}
 			if wc := s.workers[in.Worker]; wc != nil {
 				wc.push(&wire.Instruction{Op: &wire.Instruction_Cancel{Cancel: &wire.CancelTask{Key: string(in.Key),
 					Steal: in.Steal}}})
@@ -568,7 +595,7 @@ func (s *Server) publishTransitions(evs []scheduler.Event) {
 		}
 		if tr.To == scheduler.Erred {
 			if ti, ok := s.state.Task(tr.Key); ok {
-				ev.Err = ti.Error
+				ev.Err, ev.Op = ti.Error, ti.Op
 			}
 		}
 		if tr.To == scheduler.Forgotten && s.owner != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -18,7 +19,13 @@ import (
 	"github.com/shoal-data/shoal/graph"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(dashCostEnv); mode != "" {
+		runDashCostScheduler(mode)
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // rawCodec sends bytes as they are, so that tests can send the server
 // anything; it calls itself "proto" so that the server decodes with its

@@ -41,6 +41,9 @@ type workerConn struct {
 	restarting int
 	logs       []*wire.LogRecord
 	memory     *wire.Memory
+	ping       int64         // the ping to send, or 0
+	pingSent   int64         // the ping sent and not answered yet
+	latency    time.Duration // the round trip of the last ping
 }
 
 func (wc *workerConn) push(in *wire.Instruction) { wc.out = append(wc.out, in) }
@@ -107,6 +110,10 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 		s.removeWorker(old)
 	}
 	s.workers[reg.Address] = wc
+	if k := pidKey(int(reg.Pid)); k != "" && s.earlyOutput[k] != nil {
+		wc.addOutput(s.earlyOutput[k], s.cfg.WorkerLogs)
+		delete(s.earlyOutput, k)
+	}
 	s.handle(&scheduler.WorkerAdded{Meta: now(), Worker: wc.sinfo})
 	s.signalChange()
 	s.hub.Publish(diagnostics.Event{Kind: diagnostics.WorkerAdded, Worker: wc.addr})
@@ -189,6 +196,14 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 
 // removeWorker tells the core a worker is gone. Called with s.mu held.
 func (s *Server) removeWorker(wc *workerConn) {
+	if wc.restarting == 0 && !wc.shutdown {
+		for _, w := range s.state.Workers() {
+			if w.Name == wc.addr {
+				s.metrics.suspect.Add(float64(w.Processing))
+			}
+		}
+	}
+	s.metrics.latency.DeleteLabelValues(wc.addr)
 	delete(s.workers, wc.addr)
 	reason := wc.lost
 	if reason == "" {
@@ -235,7 +250,10 @@ func (s *Server) sendWorker(ctx context.Context, wc *workerConn, stream wire.Sch
 		}
 		for {
 			s.mu.Lock()
-			b := &wire.WorkerInstructions{Reset_: wc.reset, Epoch: wc.epoch, Shutdown: wc.shutdown}
+			b := &wire.WorkerInstructions{Reset_: wc.reset, Epoch: wc.epoch, Shutdown: wc.shutdown, Ping: wc.ping}
+			if wc.ping != 0 {
+				wc.pingSent, wc.ping = wc.ping, 0
+			}
 			n := min(len(wc.out), s.cfg.BatchSize)
 			b.Instructions = wc.out[:n:n]
 			if n == len(wc.out) {
@@ -246,7 +264,7 @@ func (s *Server) sendWorker(ctx context.Context, wc *workerConn, stream wire.Sch
 			more := len(wc.out) > 0
 			wc.reset = false
 			s.mu.Unlock()
-			if n == 0 && !b.Reset_ && !b.Shutdown {
+			if n == 0 && !b.Reset_ && !b.Shutdown && b.Ping == 0 {
 				break
 			}
 			if err := stream.Send(&wire.WorkerDown{Msg: &wire.WorkerDown_Batch{Batch: b}}); err != nil {
@@ -262,6 +280,7 @@ func (s *Server) sendWorker(ctx context.Context, wc *workerConn, stream wire.Sch
 
 // workerBatch applies a batch of a worker's reports.
 func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
+	s.workerTelemetry(wc.addr, b)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.workers[wc.addr] != wc {
@@ -275,7 +294,17 @@ func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 			wc.logs = append([]*wire.LogRecord(nil), wc.logs[over:]...)
 		}
 	}
+	if b.Pong != 0 && b.Pong == wc.pingSent {
+		wc.latency = t.Sub(time.Unix(0, b.Pong))
+		wc.pingSent = 0
+		s.metrics.latency.WithLabelValues(wc.addr).Set(wc.latency.Seconds())
+	}
 	if m := b.Memory; m != nil {
+		if wc.pingSent == 0 && wc.ping == 0 {
+			// Measure the round trip to the worker once a heartbeat.
+			wc.ping = t.UnixNano()
+			s.touch(&wc.box)
+		}
 		wc.memory = m
 		s.handle(&scheduler.WorkerMemory{Meta: scheduler.Meta{Time: t}, Worker: wc.addr, Managed: m.Managed,
 			Process: m.Process, Spilled: m.Spilled})
@@ -312,6 +341,7 @@ func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 		}
 		if d.Error == nil {
 			s.metrics.finished.WithLabelValues(prefix, "memory").Inc()
+			s.metrics.output.WithLabelValues(prefix).Add(float64(d.Size))
 		} else if d.Error.Kind != wire.Error_MISSING_DATA && d.Error.Kind != wire.Error_CANCELED {
 			s.metrics.finished.WithLabelValues(prefix, "erred").Inc()
 		}
@@ -548,6 +578,10 @@ func (s *Server) clientBatch(cc *clientConn, b *wire.ClientBatch) error {
 					s.owner[t.Key] = c.number
 				}
 			}
+			if s.dash != nil {
+				groups, edges := graphGroups(g)
+				s.dash.AddGraph(c.number, groups, edges)
+			}
 			c.pending = make(map[graph.Key]bool, len(keys))
 			for _, k := range keys {
 				c.pending[k] = true
@@ -673,7 +707,11 @@ func (s *Server) Info() *wire.ClusterInfo {
 func encodeEvent(e *diagnostics.Event) *wire.Event {
 	w := &wire.Event{Kind: int32(e.Kind), Compute: e.Compute, Key: string(e.Key), From: e.From, To: e.To,
 		Worker: e.Worker, DurationNanos: int64(e.Duration), Bytes: e.Bytes, Path: e.Path, Err: e.Err,
-		Stimulus: e.Stimulus}
+		Stimulus: e.Stimulus, Op: e.Op}
+	for _, m := range e.Metrics {
+		w.Metrics = append(w.Metrics, &wire.FineMetric{Worker: m.Worker, Prefix: m.Prefix, Activity: m.Activity,
+			Unit: m.Unit, Value: m.Value})
+	}
 	if !e.Time.IsZero() {
 		w.TimeUnixNano = e.Time.UnixNano()
 	}
@@ -687,4 +725,21 @@ func encodeEvent(e *diagnostics.Event) *wire.Event {
 		}
 	}
 	return w
+}
+
+// graphGroups returns the task groups of g (graph.Key.Group) with their
+// tasks, and the dependencies between groups.
+func graphGroups(g *graph.Graph) (map[string]int, map[[2]string]int) {
+	groups := map[string]int{}
+	edges := map[[2]string]int{}
+	for _, t := range g.Tasks() {
+		to := t.Key.Group()
+		groups[to]++
+		for _, d := range t.Deps {
+			if from := d.Group(); from != to {
+				edges[[2]string{from, to}]++
+			}
+		}
+	}
+	return groups, edges
 }

@@ -1,173 +1,54 @@
-// The status page of a Shoal scheduler: it polls api/status and
-// api/tasks and draws the cluster with plain DOM and SVG. Values from the
-// scheduler only ever go into textContent and attributes, never into HTML.
+// The status page: the cluster at a glance. Its summary, its erred tasks,
+// the task stream of the last minutes (a bar per run in lanes per worker,
+// or, when there are too many runs, how busy each worker was with each
+// prefix), the progress of the computations and of each prefix, the
+// memory of the workers, the workers and the scheduler's log.
 "use strict";
 
-(function () {
-  const POLL_MS = 1000;
-  const MAX_RUNS = 20000; // task runs kept for the task stream
-  const MAX_BARS = 6000; // bars drawn at once
-  const SVG = "http://www.w3.org/2000/svg";
-  // The colours of status.css, for SVG attributes.
-  const C = { managed: "#2f6fb4", unmanaged: "#9cc2e8", spilled: "#a0a4a8", erred: "#d43d3d",
-    processing: "#b9bfc6", warn: "#d98a1c" };
+(function (S) {
+  const WINDOWS = ["1m", "5m", "15m"];
+  const STATES = ["waiting", "queued", "processing", "memory", "erred", "released", "cancelled"];
 
-  const runs = []; // task runs, in the order they arrived
-  const lanes = new Map(); // worker address -> stop time (ms) of the last run of each lane
-  let next = null; // since of the next api/tasks request; null before the first answer
-  let status = null;
-  let offset = 0; // scheduler clock minus ours, ms
-  let failures = 0;
+  S.page({
+    params: (url) => {
+      const w = url.get("window");
+      return { window: WINDOWS.includes(w) ? w : "1m" };
+    },
+    topics: () => ["status", "task-window"],
+    setup: (page) => {
+      const sel = S.$("stream-window");
+      const w = page.url.get("window");
+      if (WINDOWS.includes(w)) sel.value = w;
+      sel.addEventListener("change", () => page.set({ window: sel.value === "1m" ? "" : sel.value }));
+      S.hoverTips(S.$("task-stream"));
+    },
+    render: (page) => {
+      const st = page.data.status;
+      if (st && page.changed.has("status")) renderStatus(st);
+      const tw = page.data["task-window"];
+      if (tw && page.changed.has("task-window")) renderStream(tw);
+    },
+  });
 
-  // ---- helpers ----
-
-  function $(id) { return document.getElementById(id); }
-
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === "class") e.className = v; else e.setAttribute(k, v);
-    }
-    for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-    return e;
-  }
-
-  function svg(tag, attrs) {
-    const e = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    return e;
-  }
-
-  function titled(e, text) {
-    const t = svg("title");
-    t.textContent = text;
-    e.append(t);
-    return e;
-  }
-
-  // parseTime reads a time of Go's JSON (RFC 3339, up to nanoseconds);
-  // NaN for the zero time.
-  function parseTime(s) {
-    if (!s || s.startsWith("0001-")) return NaN;
-    return Date.parse(s.replace(/(\.\d{3})\d+/, "$1"));
-  }
-
-  function bytes(n) {
-    if (!n || n <= 0) return "0 B";
-    const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let u = 0;
-    while (n >= 1024 && u < units.length - 1) { n /= 1024; u++; }
-    return u === 0 ? n + " B" : n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0) + " " + units[u];
-  }
-
-  function duration(ms) {
-    if (!isFinite(ms) || ms < 0) return "–";
-    if (ms < 1) return (ms * 1000).toFixed(0) + " µs";
-    if (ms < 1000) return ms.toFixed(ms < 10 ? 2 : 0) + " ms";
-    const s = ms / 1000;
-    if (s < 60) return s.toFixed(s < 10 ? 2 : 1) + " s";
-    const m = Math.floor(s / 60);
-    if (m < 60) return m + " min " + Math.floor(s % 60) + " s";
-    const h = Math.floor(m / 60);
-    if (h < 48) return h + " h " + (m % 60) + " min";
-    return Math.floor(h / 24) + " d " + (h % 24) + " h";
-  }
-
-  // color gives each prefix a stable hue.
-  function color(prefix) {
-    let h = 2166136261;
-    for (let i = 0; i < prefix.length; i++) { h ^= prefix.charCodeAt(i); h = Math.imul(h, 16777619); }
-    const hue = (h >>> 0) % 360;
-    return "hsl(" + hue + ", 62%, 48%)";
-  }
-
-  function replace(parent, ...children) {
-    parent.replaceChildren(...children);
-  }
-
-  // ---- polling ----
-
-  async function getJSON(url) {
-    const r = await fetch(url, { cache: "no-store" });
-    if (!r.ok) throw new Error(url + ": " + r.status + " " + (await r.text()));
-    return r.json();
-  }
-
-  async function poll() {
-    try {
-      const st = await getJSON("api/status");
-      offset = parseTime(st.time) - Date.now();
-      if (next === null || (status && status.scheduler.id !== st.scheduler.id)) {
-        // First answer, or another scheduler: take the runs it keeps.
-        runs.length = 0;
-        lanes.clear();
-        next = 0;
-      }
-      status = st;
-      const ts = await getJSON("api/tasks?since=" + next);
-      addRuns(ts.tasks || []);
-      next = ts.next;
-      failures = 0;
-      setConnection("live", "live");
-      render();
-    } catch (err) {
-      failures++;
-      setConnection("lost", "disconnected");
-      console.warn("dashboard:", err);
-    }
-    setTimeout(poll, failures ? Math.min(POLL_MS * 2 ** failures, 15000) : POLL_MS);
-  }
-
-  function setConnection(cls, text) {
-    const c = $("connection");
-    c.className = "connection " + cls;
-    c.textContent = text;
-  }
-
-  // addRuns keeps the new runs, each in a lane of its worker where it
-  // overlaps no other run.
-  function addRuns(list) {
-    for (const t of list) {
-      const stop = parseTime(t.stop);
-      let start = parseTime(t.start);
-      if (!isFinite(stop)) continue;
-      if (!isFinite(start)) start = stop;
-      let ls = lanes.get(t.worker);
-      if (!ls) { ls = []; lanes.set(t.worker, ls); }
-      let best = -1;
-      for (let i = 0; i < ls.length; i++) {
-        if (ls[i] <= start && (best < 0 || ls[i] > ls[best])) best = i;
-      }
-      if (best < 0) { best = ls.length; ls.push(stop); } else ls[best] = stop;
-      runs.push({ worker: t.worker, key: t.key, prefix: t.prefix, state: t.state, error: t.error,
-        start: start, stop: stop, lane: best });
-    }
-    if (runs.length > MAX_RUNS) runs.splice(0, runs.length - MAX_RUNS);
-  }
-
-  // ---- drawing ----
-
-  function render() {
-    const st = status;
-    $("scheduler-address").textContent = st.scheduler.address;
+  function renderStatus(st) {
+    S.showScheduler(st);
     document.title = "Shoal dashboard · " + st.scheduler.address;
     const workers = st.workers || [];
     let threads = 0, limit = 0, used = 0;
     for (const w of workers) { threads += w.threads; limit += w.memory_limit; used += w.managed + w.unmanaged; }
-    $("summary-workers").textContent = workers.length;
-    $("summary-threads").textContent = threads;
-    $("summary-memory").textContent = bytes(used) + (limit > 0 ? " / " + bytes(limit) : "");
-    $("summary-clients").textContent = st.scheduler.clients;
-    $("summary-uptime").textContent = duration(parseTime(st.time) - parseTime(st.scheduler.started));
+    S.$("summary-workers").textContent = workers.length;
+    S.$("summary-threads").textContent = threads;
+    S.$("summary-memory").textContent = S.bytes(used) + (limit > 0 ? " / " + S.bytes(limit) : "");
+    S.$("summary-clients").textContent = st.scheduler.clients;
+    S.$("summary-uptime").textContent = S.duration(S.parseTime(st.time) - S.parseTime(st.scheduler.started));
     renderCounts(st.tasks || {});
+    renderBanner(st);
+    renderComputations(st.computations || [], S.parseTime(st.time));
     renderProgress(st.progress || []);
     renderMemory(workers);
-    renderWorkers(workers);
-    renderLogs(st.logs || []);
-    renderStream();
+    renderWorkers(workers, S.parseTime(st.time));
+    S.replace(S.$("logs").tBodies[0], ...S.logRows(st.logs || [], { max: 200 }));
   }
-
-  const STATES = ["waiting", "queued", "processing", "memory", "erred", "released", "cancelled"];
 
   function renderCounts(tasks) {
     const chips = [];
@@ -176,171 +57,254 @@
       const n = tasks[s] || 0;
       total += n;
       if (n > 0 || s === "processing" || s === "memory" || s === "erred") {
-        chips.push(el("span", { class: "chip " + s, "data-state": s }, el("b", {}, n), " " + s));
+        chips.push(S.el("span", { class: "chip " + s, "data-state": s }, S.el("b", {}, n), " " + s));
       }
     }
-    chips.unshift(el("span", { class: "chip total" }, el("b", {}, total), " held"));
-    replace($("task-counts"), ...chips);
+    chips.unshift(S.el("span", { class: "chip total" }, S.el("b", {}, total), " held"));
+    S.replace(S.$("task-counts"), ...chips);
   }
 
-  // barRow is a row of a bar chart: a name, a bar of segments
-  // [{value, fill, opacity, title}] out of total, and a count.
-  function barRow(name, segments, total, count, title) {
-    const s = svg("svg", { viewBox: "0 0 1000 14", preserveAspectRatio: "none", role: "img" });
-    s.append(svg("rect", { class: "bar-bg", x: 0, y: 0, width: 1000, height: 14, rx: 2 }));
-    let x = 0;
-    for (const seg of segments) {
-      if (!(seg.value > 0) || !(total > 0)) continue;
-      const w = Math.min(1000 - x, 1000 * seg.value / total);
-      if (w <= 0) continue;
-      const r = svg("rect", { x: x, y: 0, width: w, height: 14, fill: seg.fill });
-      if (seg.opacity !== undefined) r.setAttribute("fill-opacity", seg.opacity);
-      titled(r, seg.title);
-      s.append(r);
-      x += w;
-    }
-    const label = el("span", { class: "name", title: title || name }, name);
-    return el("div", { class: "bar-row" }, label, s, el("span", { class: "count" }, count));
+  function renderBanner(st) {
+    const box = S.$("errors-banner");
+    box.hidden = !(st.erred > 0);
+    if (box.hidden) return;
+    const items = (st.recent_errors || []).slice(0, 3).map((e) =>
+      S.el("li", { "data-key": e.key }, S.el("span", { class: "mono" }, e.key), " on ",
+        e.worker ? S.workerLink(e.worker) : "?", ": ", S.el("span", { class: "err" }, S.shorten(e.error, 160)),
+        S.el("span", { class: "muted" }, " · " + S.clock(S.parseTime(e.time)))));
+    S.replace(box, S.el("strong", { id: "errors-count" }, st.erred + (st.erred === 1 ? " task erred" : " tasks erred")),
+      " ", S.el("a", { href: "errors" }, "see every error →"), S.el("ul", {}, ...items));
+  }
+
+  function renderComputations(comps, now) {
+    const box = S.$("computations");
+    if (comps.length === 0) { S.replace(box); return; }
+    // The five newest, and the last failed ones after them: a failure
+    // stays in sight while later computations come and go.
+    const shown = comps.slice(0, 5).concat(comps.slice(5).filter((c) => c.state === "failed").slice(0, 3));
+    const blocks = shown.map((c) => {
+      const start = S.parseTime(c.started), end = S.parseTime(c.finished);
+      const took = isFinite(end) ? "took " + S.duration(end - start) : "running for " + S.duration(now - start);
+      const head = S.el("div", { class: "comp-head" },
+        S.el("b", {}, "computation " + c.id), " ", S.el("span", { class: "state state-" + c.state }, c.state),
+        S.el("span", { class: "muted" }, " · " + c.tasks + " tasks · started " + S.clock(start) + " · " + took));
+      const rows = (c.progress || []).map((p) => {
+        const row = S.barRow(p.prefix, S.progressSegments(p), p.total, S.progressCount(p),
+          { cls: c.state === "failed" ? "failed" : "" });
+        row.dataset.prefix = p.prefix;
+        return row;
+      });
+      return S.el("div", { class: "computation state-" + c.state, "data-computation": c.id, "data-state": c.state },
+        head, c.error ? S.el("div", { class: "comp-error" }, c.error) : null, ...rows);
+    });
+    S.replace(box, ...blocks);
   }
 
   function renderProgress(progress) {
-    const box = $("progress");
-    if (progress.length === 0) {
-      replace(box, el("p", { class: "empty" }, "No computation yet."));
-      return;
-    }
-    const rows = progress.map((p) => {
-      const c = color(p.prefix);
-      const released = p.done - p.memory;
-      let count = p.done + " / " + p.total;
-      if (p.erred > 0) count += " · " + p.erred + " erred";
-      const row = barRow(p.prefix, [
-        { value: p.memory, fill: c, title: p.memory + " in memory" },
-        { value: released, fill: c, opacity: 0.45, title: released + " done and released" },
-        { value: p.erred, fill: C.erred, title: p.erred + " erred" },
-        { value: p.processing, fill: C.processing, title: p.processing + " processing" },
-      ], p.total, count);
+    const box = S.$("progress");
+    if (progress.length === 0) { S.replace(box, S.empty("No computation yet.")); return; }
+    S.replace(box, ...progress.map((p) => {
+      const row = S.barRow(p.prefix, S.progressSegments(p), p.total, S.progressCount(p));
       row.dataset.prefix = p.prefix;
       return row;
-    });
-    replace(box, ...rows);
+    }));
   }
 
   function renderMemory(workers) {
-    const box = $("memory");
-    if (workers.length === 0) {
-      replace(box, el("p", { class: "empty" }, "No worker."));
-      return;
-    }
+    const box = S.$("memory");
+    if (workers.length === 0) { S.replace(box, S.empty("No worker.")); return; }
     let scale = 0;
     for (const w of workers) scale = Math.max(scale, w.memory_limit || 0, w.managed + w.unmanaged + w.spilled);
-    const rows = workers.map((w) => {
+    S.replace(box, ...workers.map((w) => {
       const total = w.memory_limit > 0 ? Math.max(w.memory_limit, w.managed + w.unmanaged + w.spilled) : scale;
       const used = w.managed + w.unmanaged;
-      let count = bytes(used);
-      if (w.memory_limit > 0) count += " / " + bytes(w.memory_limit);
-      if (w.spilled > 0) count += " + " + bytes(w.spilled) + " spilled";
-      const managedFill = w.memory_limit > 0 && used > 0.8 * w.memory_limit ? C.warn : C.managed;
-      const row = barRow(w.name || w.address, [
-        { value: w.managed, fill: managedFill, title: bytes(w.managed) + " managed (results in memory)" },
-        { value: w.unmanaged, fill: C.unmanaged, title: bytes(w.unmanaged) + " unmanaged (rest of the process)" },
-        { value: w.spilled, fill: C.spilled, title: bytes(w.spilled) + " spilled to disk" },
-      ], total, count, w.address);
+      let count = S.bytes(used);
+      if (w.memory_limit > 0) count += " / " + S.bytes(w.memory_limit);
+      if (w.spilled > 0) count += " + " + S.bytes(w.spilled) + " spilled";
+      const managedFill = w.memory_limit > 0 && used > 0.8 * w.memory_limit ? S.C.warn : S.C.managed;
+      const row = S.barRow(w.name || w.address, [
+        { value: w.managed, fill: managedFill, title: S.bytes(w.managed) + " managed (results in memory)" },
+        { value: w.unmanaged, fill: S.C.unmanaged, title: S.bytes(w.unmanaged) + " unmanaged (the rest of the process)" },
+        { value: w.spilled, fill: S.C.spilled, title: S.bytes(w.spilled) + " spilled to disk" },
+      ], total, count, { title: w.address, href: "worker?" + new URLSearchParams({ name: w.address }) });
       row.dataset.worker = w.address;
       return row;
-    });
-    replace(box, ...rows);
+    }));
   }
 
-  function renderWorkers(workers) {
-    const now = parseTime(status.time);
-    const rows = workers.map((w) => {
-      const seen = parseTime(w.last_seen);
-      return el("tr", { "data-worker": w.address },
-        el("td", { class: "mono" }, w.address),
-        el("td", {}, w.name || ""),
-        el("td", { class: "state-" + w.state }, w.state),
-        el("td", { class: "num" }, w.threads),
-        el("td", { class: "num" }, w.processing),
-        el("td", { class: "num" }, w.in_memory),
-        el("td", { class: "num" }, bytes(w.managed)),
-        el("td", { class: "num" }, bytes(w.unmanaged)),
-        el("td", { class: "num" }, bytes(w.spilled)),
-        el("td", { class: "num" }, w.memory_limit > 0 ? bytes(w.memory_limit) : "none"),
-        el("td", { class: "num" }, isFinite(seen) ? duration(Math.max(0, now - seen)) + " ago" : "–"));
-    });
-    replace($("workers").tBodies[0], ...rows);
+  function renderWorkers(workers, now) {
+    S.replace(S.$("workers").tBodies[0], ...workers.map((w) => {
+      const seen = S.parseTime(w.last_seen);
+      return S.el("tr", { "data-worker": w.address },
+        S.el("td", {}, S.workerLink(w.address)),
+        S.el("td", {}, w.name || ""),
+        S.el("td", { class: "state-" + w.state }, w.state),
+        S.el("td", { class: "num" }, w.threads),
+        S.el("td", { class: "num" }, w.processing),
+        S.el("td", { class: "num" }, w.in_memory),
+        S.el("td", { class: "num" }, S.bytes(w.managed)),
+        S.el("td", { class: "num" }, S.bytes(w.unmanaged)),
+        S.el("td", { class: "num" }, S.bytes(w.spilled)),
+        S.el("td", { class: "num" }, w.memory_limit > 0 ? S.bytes(w.memory_limit) : "none"),
+        S.el("td", { class: "num" }, S.ago(seen, now)));
+    }));
   }
 
-  function renderLogs(logs) {
-    const rows = [];
-    for (let i = logs.length - 1; i >= 0 && rows.length < 200; i--) {
-      const r = logs[i];
-      const t = new Date(parseTime(r.time));
-      const attrs = Object.entries(r.attrs || {}).map(([k, v]) => k + "=" + v).join(" ");
-      rows.push(el("tr", { class: "level-" + r.level },
-        el("td", { class: "mono" }, isNaN(t) ? "" : t.toLocaleTimeString()),
-        el("td", {}, r.level), el("td", {}, r.message), el("td", {}, attrs)));
-    }
-    replace($("logs").tBodies[0], ...rows);
-  }
+  // ---- the task stream ----
 
-  function renderStream() {
-    const box = $("task-stream");
-    const windowMs = Number($("stream-window").value) * 1000;
-    const now = Date.now() + offset;
-    const from = now - windowMs;
-    const shown = [];
-    for (let i = runs.length - 1; i >= 0 && shown.length < MAX_BARS; i--) {
-      if (runs[i].stop >= from) shown.push(runs[i]);
-    }
-    if (shown.length === 0) {
-      replace(box, el("p", { class: "empty" }, runs.length ? "No task ran in this time." : "No task has run yet."));
+  const LABEL_W = 170, LANE_H = 10, ROW_GAP = 6, AXIS_H = 18, AGG_H = 34;
+
+  function renderStream(tw) {
+    const box = S.$("task-stream");
+    const t0 = S.parseTime(tw.start), t1 = S.parseTime(tw.stop);
+    const info = S.$("stream-info");
+    const workers = tw.workers || [];
+    info.textContent = tw.count + " runs" + (tw.erred ? ", " + tw.erred + " erred" : "") +
+      (tw.aggregated ? " · summed in buckets of " + S.seconds(tw.bucket_seconds) : "");
+    box.dataset.mode = tw.aggregated ? "aggregated" : "runs";
+    if (!(t1 > t0) || workers.length === 0 || tw.count === 0) {
+      S.replace(S.$("stream-legend"));
+      S.replace(box, S.empty("No task ran in this time."));
       return;
     }
-    // Rows: every lane used in the window, grouped by worker.
-    const used = new Map();
-    for (const r of shown) used.set(r.worker, Math.max(used.get(r.worker) || 0, r.lane + 1));
-    const workers = [...used.keys()].sort();
-    const laneH = 10, gap = 6, labelW = 170, axisH = 16;
-    const width = Math.max(400, box.clientWidth || 800);
-    const plotW = width - labelW - 8;
-    const rowY = new Map();
-    let y = 0;
-    for (const w of workers) { rowY.set(w, y); y += used.get(w) * laneH + gap; }
-    const height = y + axisH;
-    const s = svg("svg", { viewBox: "0 0 " + width + " " + height, height: height, role: "img",
+    const width = S.widthOf(box, 500);
+    const plotW = width - LABEL_W - 8;
+    const x = (t) => LABEL_W + plotW * (t - t0) / (t1 - t0);
+    let prefixes, drawn;
+    if (tw.aggregated) {
+      prefixes = tw.prefixes || [];
+      drawn = drawBuckets(tw, workers, prefixes, x, plotW, t0, t1);
+    } else {
+      const seen = new Set();
+      for (const r of tw.runs || []) seen.add(r.prefix);
+      prefixes = (tw.prefixes || []).filter((p) => seen.has(p));
+      for (const p of seen) if (!prefixes.includes(p)) prefixes.push(p);
+      drawn = drawRuns(tw, workers, x, t0, t1);
+    }
+    const { shapes, rowsH } = drawn;
+    const height = rowsH + AXIS_H;
+    const s = S.svg("svg", { viewBox: "0 0 " + width + " " + height, width: width, height: height, role: "img",
       "aria-label": "task stream" });
-    const x = (t) => labelW + plotW * (t - from) / windowMs;
-    // Time axis: a tick every step seconds.
-    const step = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600].find((st) => windowMs / 1000 / st <= 8) || 600;
-    for (let k = 0; k * step * 1000 <= windowMs; k++) {
-      const tx = x(now - k * step * 1000);
-      s.append(svg("line", { class: "grid", x1: tx, x2: tx, y1: 0, y2: y - gap }));
-      const label = svg("text", { class: "axis", x: tx, y: height - 4, "text-anchor": k === 0 ? "end" : "middle" });
-      label.textContent = k === 0 ? "now" : "-" + (step < 60 ? k * step + " s" : k * step / 60 + " min");
-      s.append(label);
+    for (const t of S.timeTicks(t0, t1, Math.max(2, Math.floor(plotW / 100)))) {
+      s.append(S.svg("line", { class: "grid", x1: x(t), x2: x(t), y1: 0, y2: rowsH }));
+      s.append(S.svg("text", { class: "axis", x: x(t), y: height - 5, "text-anchor": "middle" }, S.clock(t)));
     }
-    for (const w of workers) {
-      const label = svg("text", { class: "lane-label", x: 0, y: rowY.get(w) + Math.min(used.get(w) * laneH, 12) - 2 });
-      label.textContent = w.length > 26 ? "…" + w.slice(-25) : w;
-      titled(label, w);
-      s.append(label);
-    }
-    for (const r of shown) {
-      const x0 = Math.max(labelW, x(r.start));
-      const x1 = Math.min(width, x(r.stop));
-      const rect = svg("rect", { x: x0, y: rowY.get(r.worker) + r.lane * laneH, width: Math.max(1, x1 - x0),
-        height: laneH - 1, fill: r.state === "erred" ? C.erred : r.state === "cancelled" ? C.spilled : color(r.prefix) });
-      let title = r.key + "\n" + r.prefix + " on " + r.worker + "\n" + duration(r.stop - r.start) + ", " + r.state;
-      if (r.error) title += "\n" + r.error;
-      titled(rect, title);
-      s.append(rect);
-    }
-    replace(box, s);
+    s.append(...shapes);
+    S.replace(box, s);
+    S.replace(S.$("stream-legend"), S.legend(prefixes.map((p) => ({ label: p, color: S.color(p) }))
+      .concat(S.stateLegend())));
   }
 
-  $("stream-window").addEventListener("change", () => { if (status) renderStream(); });
-  window.addEventListener("resize", () => { if (status) renderStream(); });
-  poll();
-})();
+  function laneLabel(w, y) {
+    const label = S.svg("text", { class: "lane-label", x: 0, y: y }, S.shorten(w, 26));
+    return S.titled(label, w);
+  }
+
+  // drawRuns draws a bar per run, each in a lane of its worker where it
+  // overlaps no other run.
+  function drawRuns(tw, workers, x, t0, t1) {
+    const lanes = new Map(); // worker -> the stop time of each lane's last run
+    const placed = [];
+    for (const r of tw.runs || []) {
+      const stop = S.parseTime(r.stop);
+      let start = S.parseTime(r.start);
+      if (!isFinite(stop)) continue;
+      if (!isFinite(start)) start = stop;
+      let ls = lanes.get(r.worker);
+      if (!ls) { ls = []; lanes.set(r.worker, ls); }
+      let best = -1;
+      for (let i = 0; i < ls.length; i++) if (ls[i] <= start && (best < 0 || ls[i] > ls[best])) best = i;
+      if (best < 0) { best = ls.length; ls.push(stop); } else ls[best] = stop;
+      placed.push({ r: r, start: start, stop: stop, lane: best });
+    }
+    const order = workers.map((w) => w.address);
+    for (const w of lanes.keys()) if (!order.includes(w)) order.push(w);
+    const rowY = new Map();
+    const shapes = [];
+    let y = 0;
+    for (const w of order) {
+      const n = Math.max(1, (lanes.get(w) || []).length);
+      rowY.set(w, y);
+      shapes.push(laneLabel(w, y + Math.min(n * LANE_H, 12) - 2));
+      y += n * LANE_H + ROW_GAP;
+    }
+    for (const p of placed) {
+      const r = p.r;
+      const x0 = Math.max(LABEL_W, x(p.start));
+      const x1 = Math.min(x(t1), x(p.stop));
+      const rect = S.svg("rect", { class: "run " + r.state, x: x0.toFixed(1), y: rowY.get(r.worker) + p.lane * LANE_H,
+        width: Math.max(1, x1 - x0).toFixed(1), height: LANE_H - 1, fill: S.runFill(r.prefix, r.state),
+        "data-key": r.key, "data-prefix": r.prefix, "data-state": r.state });
+      let title = r.key + "\n" + r.prefix + " on " + r.worker + "\n" + S.duration(p.stop - p.start) + ", " + r.state;
+      if (r.error) title += "\n" + r.error;
+      rect.setAttribute("data-tip", title);
+      shapes.push(rect);
+    }
+    return { shapes: shapes, rowsH: Math.max(0, y - ROW_GAP) };
+  }
+
+  // drawBuckets draws, per worker, a column per bucket as high as the
+  // share of its threads busy, stacked by prefix; the erred share of a
+  // prefix's runs is hatched on top of its part. Each prefix of a worker
+  // is one path.
+  function drawBuckets(tw, workers, prefixes, x, plotW, t0, t1) {
+    const bs = tw.bucket_seconds;
+    const bw = plotW * bs * 1000 / (t1 - t0);
+    let maxThreads = 1;
+    for (const w of workers) maxThreads = Math.max(maxThreads, w.threads || 0);
+    // cells: worker -> bucket -> [[prefix, busy, count, erred]]
+    const cells = new Map();
+    const totals = new Map(); // worker|prefix -> [busy, count, erred]
+    for (const b of tw.buckets || []) {
+      const [bi, wi, pi, busy, count, erred] = b;
+      if (!cells.has(wi)) cells.set(wi, new Map());
+      const row = cells.get(wi);
+      if (!row.has(bi)) row.set(bi, []);
+      row.get(bi).push([pi, busy, count, erred]);
+      const k = wi + "|" + pi;
+      const t = totals.get(k) || [0, 0, 0];
+      t[0] += busy; t[1] += count; t[2] += erred;
+      totals.set(k, t);
+    }
+    const shapes = [];
+    let y = 0;
+    workers.forEach((w, wi) => {
+      shapes.push(laneLabel(w.address, y + 12));
+      const threads = w.threads > 0 ? w.threads : maxThreads;
+      const paths = new Map(); // prefix index -> path data
+      let erredPath = "";
+      const row = cells.get(wi) || new Map();
+      for (const [bi, list] of row) {
+        const bx = x(t0) + bi * bw;
+        let base = y + AGG_H;
+        list.sort((a, b) => a[0] - b[0]);
+        for (const [pi, busy, count, erred] of list) {
+          const h = AGG_H * Math.min(1, busy / (threads * bs));
+          if (!(h > 0)) continue;
+          const eh = count > 0 ? h * erred / count : 0;
+          const ph = h - eh;
+          const rect = (top, hh) => "M" + bx.toFixed(1) + "," + top.toFixed(2) + "h" + Math.max(0.6, bw - 0.3).toFixed(2) +
+            "v" + hh.toFixed(2) + "h" + (-Math.max(0.6, bw - 0.3)).toFixed(2) + "z";
+          if (ph > 0) paths.set(pi, (paths.get(pi) || "") + rect(base - ph, ph));
+          if (eh > 0) erredPath += rect(base - ph - eh, eh);
+          base -= h;
+        }
+      }
+      for (const [pi, d] of paths) {
+        const p = prefixes[pi];
+        const t = totals.get(wi + "|" + pi) || [0, 0, 0];
+        const e = S.svg("path", { class: "agg", d: d, fill: S.color(p), "data-prefix": p, "data-worker": w.address });
+        shapes.push(S.titled(e, p + " on " + w.address + "\n" + S.seconds(t[0]) + " busy in " + t[1] + " runs" +
+          (t[2] ? ", " + t[2] + " erred" : "")));
+      }
+      if (erredPath) {
+        const e = S.svg("path", { class: "agg erred", d: erredPath, fill: S.FILL.erred, "data-state": "erred",
+          "data-worker": w.address });
+        shapes.push(S.titled(e, "erred runs on " + w.address));
+      }
+      shapes.push(S.svg("line", { class: "baseline", x1: x(t0), x2: x(t1), y1: y + AGG_H + 0.5, y2: y + AGG_H + 0.5 }));
+      y += AGG_H + ROW_GAP;
+    });
+    return { shapes: shapes, rowsH: Math.max(0, y - ROW_GAP) };
+  }
+})(Shoal);
