@@ -76,13 +76,15 @@ func TestProfilerAttributes(t *testing.T) {
 	pa.Do(ctx, "burn-1", "burn", "7", func(ctx context.Context) {
 		// Goroutines the task starts are labelled too.
 		var wg sync.WaitGroup
+		var other uint64
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sinkBurn += burn(200 * time.Millisecond)
+			other = burn(200 * time.Millisecond)
 		}()
 		sinkBurn += burn(200 * time.Millisecond)
 		wg.Wait()
+		sinkBurn += other
 		if l, _ := pprof.Label(ctx, LabelKey); l != "burn-1" {
 			t.Errorf("the task's context has key label %q", l)
 		}
