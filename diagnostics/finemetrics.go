@@ -105,9 +105,11 @@ func (f *FineMetrics) AddAll(ms []FineMetric) {
 func (f *FineMetrics) Drain() []FineMetric {
 	f.mu.Lock()
 	d := f.delta
-	if len(d) > 0 {
-		f.delta = map[fineKey]float64{}
+	if len(d) == 0 {
+		f.mu.Unlock()
+		return nil
 	}
+	f.delta = map[fineKey]float64{}
 	f.mu.Unlock()
 	return sorted(d)
 }

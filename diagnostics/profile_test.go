@@ -362,3 +362,40 @@ func TestFineMetrics(t *testing.T) {
 		t.Errorf("sum %+v\nwant %+v", sum, want)
 	}
 }
+
+// TestFineMetricsConcurrent adds and drains from several goroutines; run
+// with -race. What is drained adds up to what was added.
+func TestFineMetricsConcurrent(t *testing.T) {
+	var f FineMetrics
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 1000 {
+				f.Add(fmt.Sprint("w", w), "p", ActivityCompute, UnitSeconds, 1)
+				if i%100 == 0 {
+					f.Totals()
+				}
+			}
+		}()
+	}
+	var drained float64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			for _, m := range f.Drain() {
+				drained += m.Value
+			}
+		}
+	}()
+	wg.Wait()
+	<-done
+	for _, m := range f.Drain() {
+		drained += m.Value
+	}
+	if drained != 4000 {
+		t.Errorf("drained %v, want 4000", drained)
+	}
+}
