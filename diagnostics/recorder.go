@@ -180,43 +180,50 @@ type TaskRecord struct {
 func TaskStream(events []Event) []TaskRecord {
 	var rows []TaskRecord
 	for i := range events {
-		e := &events[i]
-		if e.Kind != TaskTransition {
-			continue
+		if row, ok := TaskRecordOf(&events[i]); ok {
+			rows = append(rows, row)
 		}
-		switch e.To {
-		case StateMemory, StateErred:
-		case StateCancelled:
-			if e.Start.IsZero() {
-				continue
-			}
-		default:
-			continue
-		}
-		row := TaskRecord{
-			Compute:  e.Compute,
-			Key:      e.Key,
-			Prefix:   e.Prefix,
-			Worker:   e.Worker,
-			Start:    e.Start,
-			Stop:     e.Time,
-			Duration: e.Duration,
-			Bytes:    e.Bytes,
-			State:    e.To,
-			Err:      e.Err,
-		}
-		if row.Prefix == "" {
-			row.Prefix = e.Key.Prefix()
-		}
-		switch {
-		case !row.Start.IsZero() && row.Duration > 0:
-			row.Stop = row.Start.Add(row.Duration)
-		case !row.Start.IsZero() && !row.Stop.IsZero():
-			row.Duration = row.Stop.Sub(row.Start)
-		case row.Start.IsZero() && row.Duration > 0 && !row.Stop.IsZero():
-			row.Start = row.Stop.Add(-row.Duration)
-		}
-		rows = append(rows, row)
 	}
 	return rows
+}
+
+// TaskRecordOf returns the row of the task stream an event makes, if it
+// makes one (see TaskStream).
+func TaskRecordOf(e *Event) (TaskRecord, bool) {
+	if e.Kind != TaskTransition {
+		return TaskRecord{}, false
+	}
+	switch e.To {
+	case StateMemory, StateErred:
+	case StateCancelled:
+		if e.Start.IsZero() {
+			return TaskRecord{}, false
+		}
+	default:
+		return TaskRecord{}, false
+	}
+	row := TaskRecord{
+		Compute:  e.Compute,
+		Key:      e.Key,
+		Prefix:   e.Prefix,
+		Worker:   e.Worker,
+		Start:    e.Start,
+		Stop:     e.Time,
+		Duration: e.Duration,
+		Bytes:    e.Bytes,
+		State:    e.To,
+		Err:      e.Err,
+	}
+	if row.Prefix == "" {
+		row.Prefix = e.Key.Prefix()
+	}
+	switch {
+	case !row.Start.IsZero() && row.Duration > 0:
+		row.Stop = row.Start.Add(row.Duration)
+	case !row.Start.IsZero() && !row.Stop.IsZero():
+		row.Duration = row.Stop.Sub(row.Start)
+	case row.Start.IsZero() && row.Duration > 0 && !row.Stop.IsZero():
+		row.Start = row.Stop.Add(-row.Duration)
+	}
+	return row, true
 }

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/graph"
@@ -27,12 +28,19 @@ const DefaultStreamSize = 10_000
 type Recorder struct {
 	mu       sync.Mutex
 	size     int
-	runs     []TaskRun // ring: the run numbered q is at (q-1) % size
-	total    uint64    // runs ever recorded
+	runs     []runRec // ring: the run numbered q is at (q-1) % size
+	names    []string // the workers and prefixes of runs, by their index in runRec
+	nameIdx  map[string]uint32
+	total    uint64 // runs ever recorded
 	keys     map[graph.Key]*keyState
 	prefixes map[string]*prefixCounts
 	order    []*prefixCounts // in order of appearance
 	busy     int             // tasks waiting, queued, processing or cancelled
+
+	lastKey    graph.Key // the key of the last transition, and its state
+	lastKS     *keyState
+	free       []*keyState   // of forgotten keys, for new ones: a computation's worth of garbage saved
+	lastPrefix *prefixCounts // the prefix of the last task seen first
 
 	secs secondRing // busy time per second, worker and prefix
 
@@ -47,15 +55,24 @@ type Recorder struct {
 	errorTotal int
 }
 
-// The task states the Recorder counts; others count as released.
-var stateIndex = map[string]int{
-	diagnostics.StateReleased:   0,
-	diagnostics.StateWaiting:    1,
-	diagnostics.StateQueued:     2,
-	diagnostics.StateProcessing: 3,
-	diagnostics.StateMemory:     4,
-	diagnostics.StateErred:      5,
-	diagnostics.StateCancelled:  6,
+// stateIndex numbers the task states the Recorder counts; others count
+// as released. (A switch: a map lookup per event cost the scheduler.)
+func stateIndex(s string) int {
+	switch s {
+	case diagnostics.StateWaiting:
+		return 1
+	case diagnostics.StateQueued:
+		return 2
+	case diagnostics.StateProcessing:
+		return 3
+	case diagnostics.StateMemory:
+		return 4
+	case diagnostics.StateErred:
+		return 5
+	case diagnostics.StateCancelled:
+		return 6
+	}
+	return 0
 }
 
 var stateNames = [numStates]string{"released", "waiting", "queued", "processing", "memory", "erred", "cancelled"}
@@ -107,7 +124,6 @@ func NewRecorder(size int) *Recorder {
 
 // Record takes a batch of events, as a diagnostics.Hub subscriber.
 func (r *Recorder) Record(events []diagnostics.Event) {
-	runs := diagnostics.TaskStream(events)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := range events {
@@ -122,30 +138,99 @@ func (r *Recorder) Record(events []diagnostics.Event) {
 			r.computeFinished(e)
 		case diagnostics.TaskTransition:
 			r.transition(e)
+			if e.Worker != "" { // else it failed or was cancelled before it ran
+				if tr, ok := diagnostics.TaskRecordOf(e); ok {
+					r.addRun(&tr)
+				}
+			}
 		}
 	}
-	for i := range runs {
-		tr := &runs[i]
-		if tr.Worker == "" {
-			continue // failed or cancelled before it ran
-		}
-		r.total++
-		run := TaskRun{Seq: r.total, Worker: tr.Worker, Key: string(tr.Key), Prefix: tr.Prefix, Start: tr.Start,
-			Stop: tr.Stop, State: tr.State, Error: tr.Err}
-		if len(r.runs) < r.size {
-			r.runs = append(r.runs, run)
-		} else {
-			r.runs[(r.total-1)%uint64(r.size)] = run
-		}
-		r.secs.add(&run)
+}
+
+// addRun records the run of a task that stopped running. Called with
+// r.mu held.
+func (r *Recorder) addRun(tr *diagnostics.TaskRecord) {
+	r.total++
+	run := TaskRun{Seq: r.total, Worker: tr.Worker, Key: string(tr.Key), Prefix: tr.Prefix, Start: tr.Start,
+		Stop: tr.Stop, State: tr.State, Error: tr.Err}
+	rec := runRec{key: run.Key, err: run.Error, worker: r.name(run.Worker), prefix: r.name(run.Prefix),
+		start: unixNano(run.Start), stop: unixNano(run.Stop), state: runState(run.State)}
+	if len(r.runs) < r.size {
+		r.runs = append(r.runs, rec)
+	} else {
+		r.runs[(r.total-1)%uint64(r.size)] = rec
 	}
+	r.secs.add(&run)
+}
+
+// runRec is a run as the ring keeps it: few pointers, for the garbage
+// collector has the whole ring to scan.
+type runRec struct {
+	key, err       string
+	start, stop    int64 // Unix nanoseconds; 0: unknown
+	worker, prefix uint32
+	state          uint8
+}
+
+// runState numbers the ends of runs, in the order of runStateNames.
+func runState(s string) uint8 {
+	switch s {
+	case diagnostics.StateErred:
+		return 1
+	case diagnostics.StateCancelled:
+		return 2
+	}
+	return 0
+}
+
+var runStateNames = [...]string{diagnostics.StateMemory, diagnostics.StateErred, diagnostics.StateCancelled}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// name returns the index of a worker's or prefix's name. Called with
+// r.mu held.
+func (r *Recorder) name(s string) uint32 {
+	i, ok := r.nameIdx[s]
+	if !ok {
+		if r.nameIdx == nil {
+			r.nameIdx = map[string]uint32{}
+		}
+		i = uint32(len(r.names))
+		r.names = append(r.names, s)
+		r.nameIdx[s] = i
+	}
+	return i
+}
+
+// run returns the run numbered q. Called with r.mu held.
+func (r *Recorder) run(q uint64) TaskRun {
+	rec := &r.runs[(q-1)%uint64(r.size)]
+	return TaskRun{Seq: q, Worker: r.names[rec.worker], Key: rec.key, Prefix: r.names[rec.prefix],
+		Start: fromUnixNano(rec.start), Stop: fromUnixNano(rec.stop), State: runStateNames[rec.state], Error: rec.err}
 }
 
 // transition applies a task's change of state. Called with r.mu held.
 // The state the task leaves is the one recorded, not the event's From:
 // the counts heal if events were dropped.
 func (r *Recorder) transition(e *diagnostics.Event) {
-	ks := r.keys[e.Key]
+	// A task often changes state twice in a row (waiting, then
+	// processing; released, then forgotten): the last one is at hand.
+	ks := r.lastKS
+	if ks == nil || e.Key != r.lastKey {
+		ks = r.keys[e.Key]
+	}
 	if ks == nil {
 		if e.To == diagnostics.StateForgotten {
 			return
@@ -154,13 +239,21 @@ func (r *Recorder) transition(e *diagnostics.Event) {
 		if name == "" {
 			name = e.Key.Prefix()
 		}
-		p := r.prefixes[name]
-		if p == nil {
-			p = &prefixCounts{name: name}
-			r.prefixes[name] = p
-			r.order = append(r.order, p)
+		p := r.lastPrefix
+		if p == nil || p.name != name {
+			if p = r.prefixes[name]; p == nil {
+				p = &prefixCounts{name: name}
+				r.prefixes[name] = p
+				r.order = append(r.order, p)
+			}
+			r.lastPrefix = p
 		}
-		ks = &keyState{prefix: p, comp: r.compPrefix(e.Compute, name), group: r.group(e.Key, name, e.Compute)}
+		if n := len(r.free); n > 0 {
+			ks, r.free = r.free[n-1], r.free[:n-1]
+		} else {
+			ks = &keyState{}
+		}
+		*ks = keyState{prefix: p, comp: r.compPrefix(e.Compute, name), group: r.group(e.Key, name, e.Compute)}
 		r.keys[e.Key] = ks
 		if ks.group != nil {
 			ks.group.total++
@@ -211,9 +304,15 @@ func (r *Recorder) transition(e *diagnostics.Event) {
 			}
 		}
 		delete(r.keys, e.Key)
+		r.lastKey, r.lastKS = "", nil
+		if len(r.free) < maxFreeKeys {
+			*ks = keyState{}
+			r.free = append(r.free, ks)
+		}
 		return
 	}
-	ks.state = stateIndex[e.To]
+	r.lastKey, r.lastKS = e.Key, ks
+	ks.state = stateIndex(e.To)
 	p.live[ks.state]++
 	if ks.done {
 		p.liveDone++
@@ -274,6 +373,7 @@ func (r *Recorder) reset(comp uint64) {
 	}
 	clear(r.order[len(keep):])
 	r.order = keep
+	r.lastPrefix = nil
 	r.resetGroups(comp)
 }
 
@@ -315,7 +415,7 @@ func (r *Recorder) TaskStream(since uint64, limit int) *TaskStream {
 	}
 	ts := &TaskStream{Tasks: make([]TaskRun, 0, r.total-start), Next: r.total, Missed: start - since}
 	for q := start + 1; q <= r.total; q++ {
-		ts.Tasks = append(ts.Tasks, r.runs[(q-1)%uint64(r.size)])
+		ts.Tasks = append(ts.Tasks, r.run(q))
 	}
 	return ts
 }
@@ -325,9 +425,10 @@ func (r *Recorder) WorkerRuns(worker string, n int) []TaskRun {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []TaskRun
-	for q := r.total; q > r.total-uint64(len(r.runs)) && len(out) < n; q-- {
-		if run := r.runs[(q-1)%uint64(r.size)]; run.Worker == worker {
-			out = append(out, run)
+	w, ok := r.nameIdx[worker]
+	for q := r.total; ok && q > r.total-uint64(len(r.runs)) && len(out) < n; q-- {
+		if r.runs[(q-1)%uint64(r.size)].worker == w {
+			out = append(out, r.run(q))
 		}
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
@@ -335,6 +436,9 @@ func (r *Recorder) WorkerRuns(worker string, n int) []TaskRun {
 	}
 	return out
 }
+
+// maxFreeKeys bounds the states of forgotten keys kept for reuse.
+const maxFreeKeys = 1 << 17
 
 // maxErrors is how many task errors a Recorder keeps.
 const maxErrors = 1000

@@ -377,3 +377,40 @@ func TestRecorderGroupsAndShuffles(t *testing.T) {
 		t.Errorf("after the collects: %+v", sh[0])
 	}
 }
+
+// BenchmarkRecorderWaves records the events of a graph of 100,000 tasks as
+// a scheduler publishes them: every task waits, then they run and end
+// one after the other, then are released and forgotten; the keys of one
+// batch are all different, as on a busy scheduler.
+func BenchmarkRecorderWaves(b *testing.B) {
+	const tasks = 100_000
+	keys := make([]string, tasks)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("inc-%016x-%d", i/1000, i%1000)
+	}
+	t0 := time.Now()
+	var waves [][]diagnostics.Event
+	wave := func(f func(k string) diagnostics.Event) {
+		var evs []diagnostics.Event
+		for _, k := range keys {
+			evs = append(evs, f(k))
+		}
+		waves = append(waves, evs)
+	}
+	wave(func(k string) diagnostics.Event { return tr(k, "released", "waiting") })
+	wave(func(k string) diagnostics.Event { return tr(k, "waiting", "processing") })
+	wave(func(k string) diagnostics.Event { return ran(k, "memory", "w1", t0, time.Millisecond) })
+	wave(func(k string) diagnostics.Event { return tr(k, "memory", "released") })
+	wave(func(k string) diagnostics.Event { return tr(k, "released", "forgotten") })
+	r := NewRecorder(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for _, evs := range waves {
+			for i := 0; i < len(evs); i += 256 {
+				r.Record(evs[i:min(i+256, len(evs))])
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*tasks*5)/b.Elapsed().Seconds(), "events/s")
+}

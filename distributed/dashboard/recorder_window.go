@@ -174,7 +174,7 @@ func (r *Recorder) TaskWindow(now time.Time, window time.Duration, maxBars int) 
 	// Every run that ended in the window is kept when the oldest run kept
 	// ended before it.
 	kept := len(r.runs) > 0 && (r.total == uint64(len(r.runs)) ||
-		r.runs[r.total%uint64(r.size)].Stop.Before(start))
+		r.runs[r.total%uint64(r.size)].stop < start.UnixNano())
 	if len(r.runs) == 0 {
 		kept = true
 	}
@@ -193,18 +193,19 @@ func (r *Recorder) TaskWindow(now time.Time, window time.Duration, maxBars int) 
 	if tw.Count <= maxBars && kept {
 		// The runs, oldest first; a run ends in the order it was
 		// recorded, give or take the clocks of the workers.
+		from, to, slack := start.UnixNano(), now.UnixNano(), start.Add(-time.Minute).UnixNano()
 		for q := r.total; q > r.total-uint64(len(r.runs)); q-- {
-			run := r.runs[(q-1)%uint64(r.size)]
-			if run.Stop.Before(start) {
-				if run.Stop.Before(start.Add(-time.Minute)) {
+			stop := r.runs[(q-1)%uint64(r.size)].stop
+			if stop < from {
+				if stop < slack {
 					break
 				}
 				continue
 			}
-			if run.Stop.After(now) {
+			if stop > to {
 				continue
 			}
-			tw.Runs = append(tw.Runs, run)
+			tw.Runs = append(tw.Runs, r.run(q))
 		}
 		for i, j := 0, len(tw.Runs)-1; i < j; i, j = i+1, j-1 {
 			tw.Runs[i], tw.Runs[j] = tw.Runs[j], tw.Runs[i]

@@ -40,7 +40,6 @@ const (
 // it, with /metrics, on Config.DashboardListen.
 func (s *Server) serveDashboard() error {
 	s.dash = dashboard.NewRecorder(streamRuns)
-	sub := s.hub.Subscribe(s.dash.Record)
 	// The pages' event streams end with the dashboard, before its
 	// server shuts down (which waits for them).
 	ctx, cancel := context.WithCancel(context.Background())
@@ -50,11 +49,10 @@ func (s *Server) serveDashboard() error {
 	hs, err := imetrics.ServeHTTP("dashboard", s.cfg.DashboardListen, mux, s.logger)
 	if err != nil {
 		cancel()
-		sub.Close()
+		s.dash = nil
 		return err
 	}
 	s.dashCancel = cancel
-	s.subs = append(s.subs, sub)
 	s.dashHTTP = hs
 	if s.cfg.DashboardAddress == "" {
 		s.cfg.DashboardAddress = hs.Address()
@@ -105,9 +103,26 @@ func logRecord(r logring.Record) dashboard.LogRecord {
 	return dashboard.LogRecord{Time: r.Time, Level: r.Level.String(), Message: r.Message, Attrs: r.Attrs}
 }
 
+// dashWorkersFresh is how long the dashboard's description of the
+// workers is reused: the pages ask for it several times a second, and
+// counting what each holds walks every task.
+const dashWorkersFresh = 250 * time.Millisecond
+
 // dashWorkers describes the connected workers, by address. Called with
 // s.mu held.
 func (s *Server) dashWorkers() []dashboard.Worker {
+	now := time.Now()
+	if now.Sub(s.dashWorkersAt) < dashWorkersFresh {
+		return slices.Clone(s.dashWorkersLast)
+	}
+	out := s.describeWorkers()
+	s.dashWorkersAt, s.dashWorkersLast = now, out
+	return slices.Clone(out)
+}
+
+// describeWorkers describes the connected workers, by address. Called
+// with s.mu held.
+func (s *Server) describeWorkers() []dashboard.Worker {
 	workers := s.state.Workers()
 	held := s.state.HeldCounts()
 	out := make([]dashboard.Worker, 0, len(workers))

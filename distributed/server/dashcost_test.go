@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,12 +47,22 @@ func runDashCostScheduler(mode string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// SHOAL_DASHCOST_PROFILE=dir writes a CPU profile of each scheduler,
+	// dir/scheduler-on.pprof and dir/scheduler-off.pprof.
+	if dir := os.Getenv("SHOAL_DASHCOST_PROFILE"); dir != "" {
+		if f, err := os.Create(filepath.Join(dir, "scheduler-"+mode+".pprof")); err == nil {
+			pprof.StartCPUProfile(f)
+			defer func() {
+				pprof.StopCPUProfile()
+				f.Close()
+			}()
+		}
+	}
 	json.NewEncoder(os.Stdout).Encode(map[string]string{"grpc": s.Address(), "dashboard": s.DashboardAddress()})
 	io.Copy(io.Discard, os.Stdin)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	s.Close(ctx)
-	os.Exit(0)
 }
 
 // schedulerProc is the scheduler's process.
@@ -249,80 +261,114 @@ func watch(ctx context.Context, dashboard string) error {
 	return err
 }
 
+// benchCluster is a scheduler process, its simulated workers and a
+// client's stream.
+type benchCluster struct {
+	p      *schedulerProc
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	conn   *grpc.ClientConn
+	stream wire.Scheduler_ClientStreamClient
+}
+
+func startBenchCluster(b *testing.B, mode string) *benchCluster {
+	c := &benchCluster{p: startScheduler(b, mode)}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	conn, err := grpc.NewClient(c.p.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.conn = conn
+	for i := range 200 {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			if err := fakeWorker(ctx, conn, i); err != nil && ctx.Err() == nil {
+				b.Error(err)
+			}
+		}()
+	}
+	sc := wire.NewSchedulerClient(conn)
+	for {
+		ci, err := sc.Info(ctx, &wire.InfoRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(ci.Workers) == 200 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if mode == "on" {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			if err := watch(ctx, c.p.dashboard); err != nil {
+				b.Error(err)
+			}
+		}()
+	}
+	if c.stream, err = sc.ClientStream(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.stream.Send(&wire.ClientUp{Msg: &wire.ClientUp_Register{Register: &wire.RegisterClient{Name: "bench",
+		Registry: benchRegistry}}}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.stream.Recv(); err != nil {
+		b.Fatal(err)
+	}
+	if err := computeOnce(ctx, c.stream, -1); err != nil { // warm up
+		b.Fatal(err)
+	}
+	return c
+}
+
+func (c *benchCluster) stop() {
+	c.stream.CloseSend()
+	c.cancel()
+	c.wg.Wait()
+	c.conn.Close()
+	c.p.stop()
+}
+
+// BenchmarkDashboardCost compares the CPU time of two scheduler
+// processes running the same computations, one with the dashboard served
+// and watched, one without, iteration by iteration in alternating order
+// (so that the machine's drift falls on both): each iteration computes
+// 100,000 tasks on each. It reports the CPU seconds of each per
+// iteration and the dashboard's share of the scheduler's CPU,
+// (on - off) / on.
 func BenchmarkDashboardCost(b *testing.B) {
 	if testing.Short() {
-		b.Skip("starts a scheduler process and 200 simulated workers")
+		b.Skip("starts two scheduler processes and 400 simulated workers")
 	}
+	clusters := map[string]*benchCluster{"off": startBenchCluster(b, "off"), "on": startBenchCluster(b, "on")}
+	defer func() {
+		for _, c := range clusters {
+			c.stop()
+		}
+	}()
 	cpu := map[string]float64{}
-	for _, mode := range []string{"off", "on"} {
-		p := startScheduler(b, mode)
-		ctx, cancel := context.WithCancel(context.Background())
-		conn, err := grpc.NewClient(p.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
-		if err != nil {
-			b.Fatal(err)
+	ctx := context.Background()
+	b.ResetTimer()
+	for it := range b.N {
+		order := []string{"off", "on"}
+		if it%2 == 1 {
+			order = []string{"on", "off"}
 		}
-		var wg sync.WaitGroup
-		for i := range 200 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := fakeWorker(ctx, conn, i); err != nil && ctx.Err() == nil {
-					b.Error(err)
-				}
-			}()
-		}
-		sc := wire.NewSchedulerClient(conn)
-		for {
-			ci, err := sc.Info(ctx, &wire.InfoRequest{})
-			if err != nil {
+		for _, mode := range order {
+			c := clusters[mode]
+			start := c.p.cpu(b)
+			if err := computeOnce(ctx, c.stream, it); err != nil {
 				b.Fatal(err)
 			}
-			if len(ci.Workers) == 200 {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
+			cpu[mode] += c.p.cpu(b) - start
 		}
-		if mode == "on" {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := watch(ctx, p.dashboard); err != nil {
-					b.Error(err)
-				}
-			}()
-		}
-		stream, err := sc.ClientStream(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := stream.Send(&wire.ClientUp{Msg: &wire.ClientUp_Register{Register: &wire.RegisterClient{Name: "bench",
-			Registry: benchRegistry}}}); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := stream.Recv(); err != nil {
-			b.Fatal(err)
-		}
-		if err := computeOnce(ctx, stream, -1); err != nil { // warm up
-			b.Fatal(err)
-		}
-		start := p.cpu(b)
-		t0 := time.Now()
-		for it := range b.N {
-			if err := computeOnce(ctx, stream, it); err != nil {
-				b.Fatal(err)
-			}
-		}
-		// Let the dashboard's last second of work count.
-		time.Sleep(time.Second)
-		cpu[mode] = p.cpu(b) - start
-		b.Logf("dashboard %s: %d × 100,000 tasks in %v, scheduler CPU %.2f s", mode, b.N, time.Since(t0).Round(time.Millisecond), cpu[mode])
-		stream.CloseSend()
-		cancel()
-		wg.Wait()
-		conn.Close()
-		p.stop()
 	}
+	b.StopTimer()
 	b.ReportMetric(cpu["off"]/float64(b.N), "cpu-s/op-off")
 	b.ReportMetric(cpu["on"]/float64(b.N), "cpu-s/op-on")
 	b.ReportMetric(100*(cpu["on"]-cpu["off"])/cpu["on"], "%dashboard")

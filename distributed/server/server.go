@@ -153,6 +153,10 @@ type Server struct {
 	dashHTTP   *metrics.Server
 	dashCancel context.CancelFunc // ends the dashboard's event streams
 
+	// The dashboard's last description of the workers (under mu).
+	dashWorkersAt   time.Time
+	dashWorkersLast []dashboard.Worker
+
 	sysMu   sync.Mutex
 	system  []dashboard.SystemSample // ring of historySize, sampled every second while the dashboard is served
 	sysNext int
@@ -314,7 +318,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("scheduler: %w", err)
 		}
 	}
-	s.subs = append(s.subs, s.hub.Subscribe(s.metrics.countTransitions))
+	s.subs = append(s.subs, s.hub.Subscribe(s.observe))
 	s.startPlugins()
 	s.wg.Add(2)
 	go func() {
@@ -604,6 +608,15 @@ func (s *Server) publishTransitions(evs []scheduler.Event) {
 		s.evbuf = append(s.evbuf, ev)
 	}
 	s.hub.Publish(s.evbuf...)
+}
+
+// observe takes the server's events in for its metrics and its dashboard:
+// one subscriber for both, so that each event is queued once.
+func (s *Server) observe(evs []diagnostics.Event) {
+	s.metrics.countTransitions(evs)
+	if s.dash != nil {
+		s.dash.Record(evs)
+	}
 }
 
 // invalid is the error for a malformed message: the stream ends with it,
