@@ -414,11 +414,16 @@ func (lc *LocalCluster) SharedDir() string { return lc.shared }
 // "worker output" with the line and the stream, which also goes to
 // output. It keeps the last lines in tail.
 func forwardLogs(r io.Reader, stream string, logger *slog.Logger, tail *tailBuffer, output func(*wire.LogRecord)) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	rd := bufio.NewReaderSize(r, maxLine)
 	ctx := context.Background()
-	for sc.Scan() {
-		line := sc.Text()
+	for {
+		// A line longer than maxLine comes in pieces, each a record:
+		// nothing the process writes is lost.
+		b, err := rd.ReadSlice('\n')
+		if len(b) == 0 && err != nil {
+			return
+		}
+		line := strings.TrimSuffix(string(b), "\n")
 		now := time.Now()
 		tail.add(tailLine{time: now, stream: stream, text: line})
 		var m map[string]any
@@ -448,8 +453,11 @@ func forwardLogs(r io.Reader, stream string, logger *slog.Logger, tail *tailBuff
 		}
 		logger.LogAttrs(ctx, level, msg, attrs...)
 	}
-	io.Copy(io.Discard, r)
 }
+
+// maxLine is the longest line of a worker process's output read as one
+// record.
+const maxLine = 1 << 20
 
 // tailLine is a line of a process's output, and when it was read.
 type tailLine struct {

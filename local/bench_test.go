@@ -63,20 +63,31 @@ func benchGraphs() []struct {
 }
 
 // BenchmarkThroughput measures tasks per second of no-op tasks, without
-// graph optimization (which would fuse the chain into one task).
+// graph optimization (which would fuse the chain into one task), with
+// the CPU profiler on (the default) and off.
 func BenchmarkThroughput(b *testing.B) {
 	reg := testRegistry(b)
 	for _, c := range benchGraphs() {
-		b.Run(c.name, func(b *testing.B) {
-			e := New(WithRegistry(reg), WithOptimize(false))
-			defer e.Close()
-			b.ResetTimer()
-			for range b.N {
-				if _, err := e.Compute(context.Background(), c.g, c.keys...); err != nil {
-					b.Fatal(err)
-				}
+		for _, profiling := range []bool{true, false} {
+			name := c.name
+			if !profiling {
+				name += "-unprofiled"
 			}
-			b.ReportMetric(float64(c.g.Len()*b.N)/b.Elapsed().Seconds(), "tasks/s")
-		})
+			b.Run(name, func(b *testing.B) {
+				benchThroughput(b, c.g, c.keys, WithRegistry(reg), WithOptimize(false), WithProfiling(profiling))
+			})
+		}
 	}
+}
+
+func benchThroughput(b *testing.B, g *graph.Graph, keys []graph.Key, opts ...Option) {
+	e := New(opts...)
+	defer e.Close()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := e.Compute(context.Background(), g, keys...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(g.Len()*b.N)/b.Elapsed().Seconds(), "tasks/s")
 }

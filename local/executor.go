@@ -169,16 +169,15 @@ func (e *Executor) Close() error {
 	return e.store.close()
 }
 
-// pushReady queues a task to run and starts a goroutine for it if a slot
-// is free. Called with e.mu held.
-func (e *Executor) pushReady(r *scheduler.Run) {
+// pushReady queues a task to run, ready since now, and starts a goroutine
+// for it if a slot is free. Called with e.mu held.
+func (e *Executor) pushReady(r *scheduler.Run, now time.Time) {
 	if e.readyHead > 64 && 2*e.readyHead > len(e.ready) {
 		n := copy(e.ready, e.ready[e.readyHead:])
 		clear(e.ready[n:])
 		e.ready = e.ready[:n]
 		e.readyHead = 0
 	}
-	now := time.Now()
 	if e.readyHead == len(e.ready) && e.busy == 0 {
 		e.accountIdle(now) // work begins: no idle time before
 	}
@@ -322,6 +321,7 @@ func (s *slot) end(e *Executor) {
 // Called with e.mu held; s is the slot that caused them, or nil.
 func (e *Executor) handle(s *slot, evs ...scheduler.Event) {
 	ins := e.state.Handle(evs...)
+	var now time.Time
 	// Transitions are published before the instructions are carried out,
 	// so that listeners hear of a task's end before its computation's.
 	if e.hub.Active() {
@@ -332,7 +332,10 @@ func (e *Executor) handle(s *slot, evs ...scheduler.Event) {
 	for _, in := range ins {
 		switch in := in.(type) {
 		case *scheduler.Run:
-			e.pushReady(in)
+			if now.IsZero() {
+				now = time.Now() // once for the tasks made ready together
+			}
+			e.pushReady(in, now)
 		case *scheduler.Release:
 			e.store.release(in.ID, in.Key)
 		case *scheduler.CancelRun:
