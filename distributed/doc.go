@@ -84,10 +84,20 @@
 //
 // Every process logs with log/slog, each record with its worker, task key,
 // op and reason, and keeps its last 10,000 records; workers send theirs to
-// the scheduler as they log them. With LocalClusterOptions.Metrics (or
-// --metrics-listen), the scheduler and every worker serve Prometheus
-// metrics on /metrics; their names are listed in the server and worker
-// packages.
+// the scheduler as they log them, with the records of their tasks
+// (graph.Logger) and, read by their nannies, what the tasks print.
+//
+// Every worker samples the CPU of its tasks continuously, each sample
+// labelled with its task; Client.Profile merges the samples of a window
+// into one profile for go tool pprof. Client.FineMetrics tells where the
+// time of each kind of task went: computing, waiting, transfers, spills,
+// encoding, idle threads.
+//
+// The scheduler serves a dashboard (LocalClusterOptions.NoDashboard
+// turns it off; DashboardURL says where), with Prometheus metrics on
+// /metrics beside it; with LocalClusterOptions.Metrics (or
+// --metrics-listen), every worker serves its own. Their names are listed
+// in the server and worker packages.
 //
 // # Security
 //

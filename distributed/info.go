@@ -146,7 +146,7 @@ func (i *Info) String() string {
 	return b.String()
 }
 
-// DashboardURL returns the address of the scheduler's status page, such
+// DashboardURL returns the address of the scheduler's dashboard, such
 // as "http://127.0.0.1:8787/status", or "" when the scheduler serves no
 // dashboard.
 func (i *Info) DashboardURL() string { return dashboardURL(i.DashboardAddress) }
