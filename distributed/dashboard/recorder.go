@@ -154,7 +154,7 @@ func (r *Recorder) addRun(tr *diagnostics.TaskRecord) {
 	run := TaskRun{Seq: r.total, Worker: tr.Worker, Key: string(tr.Key), Prefix: tr.Prefix, Start: tr.Start,
 		Stop: tr.Stop, State: tr.State, Error: tr.Err}
 	rec := runRec{key: run.Key, err: run.Error, worker: r.name(run.Worker), prefix: r.name(run.Prefix),
-		start: unixNano(run.Start), stop: unixNano(run.Stop), state: runState(run.State)}
+		start: unixNano(run.Start), stop: unixNano(run.Stop), state: uint8(stateIndex(run.State))}
 	if len(r.runs) < r.size {
 		r.runs = append(r.runs, rec)
 	} else {
@@ -169,21 +169,8 @@ type runRec struct {
 	key, err       string
 	start, stop    int64 // Unix nanoseconds; 0: unknown
 	worker, prefix uint32
-	state          uint8
+	state          uint8 // stateIndex of how it ended
 }
-
-// runState numbers the ends of runs, in the order of runStateNames.
-func runState(s string) uint8 {
-	switch s {
-	case diagnostics.StateErred:
-		return 1
-	case diagnostics.StateCancelled:
-		return 2
-	}
-	return 0
-}
-
-var runStateNames = [...]string{diagnostics.StateMemory, diagnostics.StateErred, diagnostics.StateCancelled}
 
 func unixNano(t time.Time) int64 {
 	if t.IsZero() {
@@ -218,7 +205,7 @@ func (r *Recorder) name(s string) uint32 {
 func (r *Recorder) run(q uint64) TaskRun {
 	rec := &r.runs[(q-1)%uint64(r.size)]
 	return TaskRun{Seq: q, Worker: r.names[rec.worker], Key: rec.key, Prefix: r.names[rec.prefix],
-		Start: fromUnixNano(rec.start), Stop: fromUnixNano(rec.stop), State: runStateNames[rec.state], Error: rec.err}
+		Start: fromUnixNano(rec.start), Stop: fromUnixNano(rec.stop), State: stateNames[rec.state], Error: rec.err}
 }
 
 // transition applies a task's change of state. Called with r.mu held.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -179,31 +181,27 @@ func (m workerMeter) AddMetric(task graph.Key, activity, unit string, value floa
 	t.mu.Unlock()
 }
 
+// takeShuffleIO and takeTransfers return what was counted since they were
+// last called.
 func (t *telemetry) takeShuffleIO() []*wire.ShuffleIO {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.shuffleIO) == 0 {
-		return nil
-	}
-	out := make([]*wire.ShuffleIO, 0, len(t.shuffleIO))
-	for _, io := range t.shuffleIO {
-		out = append(out, io)
-	}
-	clear(t.shuffleIO)
-	return out
+	return takeAll(t.shuffleIO)
 }
 
 func (t *telemetry) takeTransfers() []*wire.TransferStat {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.transfers) == 0 {
+	return takeAll(t.transfers)
+}
+
+// takeAll empties m and returns its values.
+func takeAll[K comparable, V any](m map[K]V) []V {
+	if len(m) == 0 {
 		return nil
 	}
-	out := make([]*wire.TransferStat, 0, len(t.transfers))
-	for _, ts := range t.transfers {
-		out = append(out, ts)
-	}
-	clear(t.transfers)
+	out := slices.Collect(maps.Values(m))
+	clear(m)
 	return out
 }
 
