@@ -261,6 +261,9 @@ func (s *Server) keepGone(wc *workerConn, reason string) {
 		s.goneOrder = s.goneOrder[1:]
 		if g := s.gone[old]; g != nil && !slices.Contains(s.goneOrder, old) {
 			delete(s.gone, old)
+			if s.workers[old] == nil {
+				s.tel.forgetWorker(old)
+			}
 		}
 	}
 }

@@ -186,7 +186,8 @@ func (wt *workerTel) samples() []dashboard.WorkerSample {
 	return append(out, wt.history[:wt.next]...)
 }
 
-// forgetWorker drops the telemetry of a worker the scheduler forgot.
+// forgetWorker drops the telemetry of a worker the scheduler forgot (one
+// of the workers gone long ago, beyond those it keeps).
 func (t *telemetry) forgetWorker(addr string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
