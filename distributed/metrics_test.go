@@ -146,6 +146,29 @@ func TestMetricsProcesses(t *testing.T) {
 		if free, _ := value(m, "shoal_worker_disk_free_bytes", map[string]string{"dir": "local"}); free <= 0 {
 			t.Errorf("worker %s: disk free %v", w.Address, free)
 		}
+		// Every series says whose it is (but those of the HTTP handler
+		// itself); the fine metrics are there.
+		for name, f := range m {
+			if strings.HasPrefix(name, "promhttp_") {
+				continue
+			}
+			for _, x := range f.GetMetric() {
+				found := false
+				for _, l := range x.GetLabel() {
+					found = found || l.GetName() == "worker" && l.GetValue() == w.Address
+				}
+				if !found {
+					t.Fatalf("worker %s: series %s without its worker label", w.Address, name)
+				}
+			}
+		}
+		if v, ok := value(m, "shoal_worker_fine_seconds_total", map[string]string{"prefix": double.Name(),
+			"activity": "compute"}); !ok || v <= 0 {
+			t.Errorf("worker %s: fine seconds of compute of double %v (present %v)", w.Address, v, ok)
+		}
+		if v, ok := value(m, "shoal_worker_threads", nil); !ok || v != float64(w.Threads) {
+			t.Errorf("worker %s: threads %v, want %d", w.Address, v, w.Threads)
+		}
 	}
 	if finished != 40 {
 		t.Errorf("workers finished %v doubles, want 40", finished)

@@ -67,18 +67,15 @@ type stateCollector struct {
 	threads      *prometheus.Desc
 	disk         *prometheus.Desc
 	prefixStates *prometheus.Desc
-	fine         [3]*prometheus.Desc // seconds, bytes, count
+	fine         metrics.Fine
 }
-
-// fineUnits are the units of the fine metrics series, in the order of
-// stateCollector.fine.
-var fineUnits = [3]string{diagnostics.UnitSeconds, diagnostics.UnitBytes, diagnostics.UnitCount}
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.workers, c.tasks, c.clients, c.workerTasks, c.workerMemory, c.threads,
-		c.disk, c.prefixStates, c.fine[0], c.fine[1], c.fine[2]} {
+		c.disk, c.prefixStates} {
 		ch <- d
 	}
+	c.fine.Describe(ch)
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -132,13 +129,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.prefixStates, prometheus.CounterValue, n, k[0], k[1])
 	}
 	m.mu.Unlock()
-	for _, f := range diagnostics.SumFineMetrics(t.fine.Totals()) {
-		for i, u := range fineUnits {
-			if f.Unit == u {
-				ch <- prometheus.MustNewConstMetric(c.fine[i], prometheus.CounterValue, f.Value, f.Prefix, f.Activity)
-			}
-		}
-	}
+	c.fine.Collect(ch, diagnostics.SumFineMetrics(t.fine.Totals()))
 }
 
 func newServerMetrics(s *Server) *serverMetrics {
@@ -180,17 +171,7 @@ func newServerMetrics(s *Server) *serverMetrics {
 				[]string{"worker", "dir", "kind"}, nil),
 			prefixStates: prometheus.NewDesc("shoal_scheduler_prefix_state_totals_total",
 				"Transitions of tasks into each state, by task prefix.", []string{"prefix", "state"}, nil),
-			fine: [3]*prometheus.Desc{
-				prometheus.NewDesc("shoal_scheduler_fine_seconds_total",
-					"Fine performance metrics of all workers: seconds spent on each activity (compute, cpu, queued, waiting, transfer-in, spill-write, disk-write, encode, idle, ...), by task prefix.",
-					[]string{"prefix", "activity"}, nil),
-				prometheus.NewDesc("shoal_scheduler_fine_bytes_total",
-					"Fine performance metrics of all workers: bytes moved by each activity (transfer-in, transfer-out, spill-write, spill-read, disk-write, disk-read), by task prefix.",
-					[]string{"prefix", "activity"}, nil),
-				prometheus.NewDesc("shoal_scheduler_fine_count_total",
-					"Fine performance metrics of all workers: how many times each activity happened (transfers, spills), by task prefix.",
-					[]string{"prefix", "activity"}, nil),
-			},
+			fine: metrics.NewFine("shoal_scheduler", "all workers"),
 		},
 	}
 	reg.MustRegister(m.compute, m.output, m.finished, m.removed, m.forgotten, m.suspect, m.steals, m.latency, m.handle,

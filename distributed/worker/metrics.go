@@ -6,7 +6,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
 )
@@ -56,14 +55,15 @@ type workerCollector struct {
 	diskUsed, diskFree      *prometheus.Desc
 	threads                 *prometheus.Desc
 	inFlight, inFlightBytes *prometheus.Desc
-	fine                    [3]*prometheus.Desc // seconds, bytes, count
+	fine                    metrics.Fine
 }
 
 func (c *workerCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.tasks, c.memory, c.paused, c.diskUsed, c.diskFree, c.threads, c.inFlight,
-		c.inFlightBytes, c.fine[0], c.fine[1], c.fine[2]} {
+		c.inFlightBytes} {
 		ch <- d
 	}
+	c.fine.Describe(ch)
 }
 
 func (c *workerCollector) Collect(ch chan<- prometheus.Metric) {
@@ -95,13 +95,7 @@ func (c *workerCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.inFlightBytes, float64(w.tel.fetchingBytes.Load()), "in")
 	gauge(c.inFlight, float64(w.tel.serving.Load()), "out")
 	gauge(c.inFlightBytes, float64(w.tel.servingBytes.Load()), "out")
-	for _, f := range w.FineMetrics() {
-		for i, u := range []string{diagnostics.UnitSeconds, diagnostics.UnitBytes, diagnostics.UnitCount} {
-			if f.Unit == u {
-				ch <- prometheus.MustNewConstMetric(c.fine[i], prometheus.CounterValue, f.Value, f.Prefix, f.Activity)
-			}
-		}
-	}
+	c.fine.Collect(ch, w.FineMetrics())
 	dirs := [][2]string{{"local", w.dir}}
 	if w.env.LocalDir != w.dir {
 		dirs = append(dirs, [2]string{"scratch", w.env.LocalDir})
@@ -146,17 +140,7 @@ func newWorkerMetrics(w *Worker, process bool) *workerMetrics {
 			[]string{"direction"}, nil),
 		inFlightBytes: prometheus.NewDesc("shoal_worker_transfer_in_flight_bytes",
 			"Bytes of the transfers under way, as the values' holders reported them.", []string{"direction"}, nil),
-		fine: [3]*prometheus.Desc{
-			prometheus.NewDesc("shoal_worker_fine_seconds_total",
-				"Fine performance metrics: seconds spent on each activity (compute, cpu, queued, waiting, transfer-in, spill-write, disk-write, encode, idle, ...), by task prefix.",
-				[]string{"prefix", "activity"}, nil),
-			prometheus.NewDesc("shoal_worker_fine_bytes_total",
-				"Fine performance metrics: bytes moved by each activity (transfer-in, transfer-out, spill-write, spill-read, disk-write, disk-read), by task prefix.",
-				[]string{"prefix", "activity"}, nil),
-			prometheus.NewDesc("shoal_worker_fine_count_total",
-				"Fine performance metrics: how many times each activity happened (transfers, spills), by task prefix.",
-				[]string{"prefix", "activity"}, nil),
-		},
+		fine: metrics.NewFine("shoal_worker", "this worker"),
 	}
 	// Every series carries the worker's address, to join with the
 	// scheduler's series of it.

@@ -21,6 +21,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/shoal-data/shoal/diagnostics"
 )
 
 // Server is an HTTP server of a process's own: /metrics, or the
@@ -168,4 +170,46 @@ func Disk(dir string) (Usage, error) {
 		err = serr
 	}
 	return u, err
+}
+
+// Fine is the Prometheus series of fine performance metrics, one counter
+// per unit: <prefix>_fine_seconds_total, _bytes_total and _count_total,
+// labelled with the task prefix and the activity.
+type Fine [3]*prometheus.Desc
+
+// fineUnits are the units of Fine's series, in order.
+var fineUnits = [3]string{diagnostics.UnitSeconds, diagnostics.UnitBytes, diagnostics.UnitCount}
+
+// NewFine describes the fine metrics series of a process; whose says
+// whose activities they count, such as "all workers".
+func NewFine(prefix, whose string) Fine {
+	labels := []string{"prefix", "activity"}
+	return Fine{
+		prometheus.NewDesc(prefix+"_fine_seconds_total", "Fine performance metrics of "+whose+
+			": seconds spent on each activity (compute, cpu, queued, waiting, transfer-in, spill-write, disk-write, encode, idle, ...), by task prefix.",
+			labels, nil),
+		prometheus.NewDesc(prefix+"_fine_bytes_total", "Fine performance metrics of "+whose+
+			": bytes moved by each activity (transfer-in, transfer-out, spill-write, spill-read, disk-write, disk-read), by task prefix.",
+			labels, nil),
+		prometheus.NewDesc(prefix+"_fine_count_total", "Fine performance metrics of "+whose+
+			": how many times each activity happened (transfers, spills), by task prefix.", labels, nil),
+	}
+}
+
+// Describe sends the series' descriptions.
+func (f Fine) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range f {
+		ch <- d
+	}
+}
+
+// Collect sends ms as the series.
+func (f Fine) Collect(ch chan<- prometheus.Metric, ms []diagnostics.FineMetric) {
+	for _, m := range ms {
+		for i, u := range fineUnits {
+			if m.Unit == u {
+				ch <- prometheus.MustNewConstMetric(f[i], prometheus.CounterValue, m.Value, m.Prefix, m.Activity)
+			}
+		}
+	}
 }
