@@ -204,10 +204,19 @@ func TestClusterFineMetrics(t *testing.T) {
 	if t.Failed() {
 		t.Logf("fine metrics: %+v", ms)
 	}
-	// The events say it too.
-	sum := diagnostics.SumFineMetrics(ms)
-	if len(sum) == 0 || sum[0].Worker != "" {
-		t.Errorf("summed: %+v", sum)
+	// Summed over the workers, a's and b's bytes of blob make one total.
+	var summed float64
+	for _, m := range diagnostics.SumFineMetrics(ms) {
+		if m.Worker != "" {
+			t.Fatalf("a sum of a worker: %+v", m)
+		}
+		if m.Prefix == p && m.Activity == diagnostics.ActivityTransferIn && m.Unit == diagnostics.UnitBytes {
+			summed = m.Value
+		}
+	}
+	if want := get(a, p, diagnostics.ActivityTransferIn, diagnostics.UnitBytes) +
+		get(b, p, diagnostics.ActivityTransferIn, diagnostics.UnitBytes); summed != want {
+		t.Errorf("transfer-in bytes of blob summed over the workers: %v, want %v", summed, want)
 	}
 }
 

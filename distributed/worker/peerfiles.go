@@ -46,18 +46,14 @@ func (p peerFiles) OpenPeer(ctx context.Context, worker, name string, offset, le
 
 // serveFile answers a peer's ActionReadFile from the scratch directory.
 func (w *Worker) serveFile(a *flight.Action, stream flight.FlightService_DoActionServer) error {
+	start := time.Now()
 	if err := flightdata.ServeReadFile(a, stream, w.env.LocalDir); err != nil {
 		return err
 	}
 	var r flightdata.FileRange
 	if flightdata.DecodeFileRange(a.Body, &r) == nil {
 		peer, prefix := requester(stream.Context())
-		w.tel.netOut.Add(r.Length)
-		w.metrics.transfer.WithLabelValues("out").Add(float64(r.Length))
-		w.tel.fine.Add(w.addr, prefix, diagnostics.ActivityTransferOut, diagnostics.UnitBytes, float64(r.Length))
-		if peer == "client" {
-			w.tel.transfer(peer, prefix, true, r.Length, 0)
-		}
+		w.served(peer, prefix, r.Length, time.Since(start))
 	}
 	return nil
 }

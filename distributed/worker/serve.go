@@ -43,7 +43,7 @@ func (s *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 		return status.Errorf(codes.Internal, "worker %s: send %q: %v", s.w.addr, k, err)
 	}
 	peer, _ := requester(stream.Context())
-	s.w.served(peer, k, size, time.Since(start))
+	s.w.served(peer, k.Prefix(), size, time.Since(start))
 	return nil
 }
 
@@ -85,7 +85,7 @@ func (s *flightServer) DoAction(a *flight.Action, stream flight.FlightService_Do
 		start := time.Now()
 		v, ok, err := s.w.value(graph.Key(k))
 		if ok && err == nil {
-			s.w.served(peer, graph.Key(k), graph.SizeOf(v), time.Since(start))
+			s.w.served(peer, graph.Key(k).Prefix(), graph.SizeOf(v), time.Since(start))
 		}
 		return v, ok, err
 	})

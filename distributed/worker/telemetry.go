@@ -348,33 +348,37 @@ func requester(ctx context.Context) (peer, prefix string) {
 	return peer, prefix
 }
 
-// served counts a value of key served to peer.
-func (w *Worker) served(peer string, k graph.Key, bytes int64, d time.Duration) {
-	prefix := k.Prefix()
+// served counts bytes of results of prefix served to peer (a worker's
+// address, or "client") in d.
+func (w *Worker) served(peer, prefix string, bytes int64, d time.Duration) {
 	w.tel.netOut.Add(bytes)
 	w.metrics.transfer.WithLabelValues("out").Add(float64(bytes))
-	w.tel.fine.Add(w.addr, prefix, diagnostics.ActivityTransferOut, diagnostics.UnitSeconds, d.Seconds())
-	w.tel.fine.Add(w.addr, prefix, diagnostics.ActivityTransferOut, diagnostics.UnitBytes, float64(bytes))
+	f := &w.tel.fine
+	f.Add(w.addr, prefix, diagnostics.ActivityTransferOut, diagnostics.UnitSeconds, d.Seconds())
+	f.Add(w.addr, prefix, diagnostics.ActivityTransferOut, diagnostics.UnitBytes, float64(bytes))
+	f.Add(w.addr, prefix, diagnostics.ActivityTransferOut, diagnostics.UnitCount, 1)
 	if peer == "client" {
+		// What goes to peers, they count as fetched.
 		w.tel.transfer(peer, prefix, true, bytes, d)
 	}
 }
 
-// serving counts a value of bytes starting (n > 0) or ending to be
-// served.
+// inService counts values starting (n > 0) or ending to be served, and
+// their bytes.
 func (t *telemetry) inService(n, bytes int64) {
 	t.serving.Add(n)
 	t.servingBytes.Add(bytes)
 }
 
-// fetched counts a value of key fetched from peer.
+// fetched counts a value of key fetched from peer in d.
 func (w *Worker) fetched(peer string, k graph.Key, bytes int64, d time.Duration) {
 	prefix := k.Prefix()
 	w.tel.netIn.Add(bytes)
 	w.metrics.transfer.WithLabelValues("in").Add(float64(bytes))
-	w.tel.fine.Add(w.addr, prefix, diagnostics.ActivityTransferIn, diagnostics.UnitSeconds, d.Seconds())
-	w.tel.fine.Add(w.addr, prefix, diagnostics.ActivityTransferIn, diagnostics.UnitBytes, float64(bytes))
-	w.tel.fine.Add(w.addr, prefix, diagnostics.ActivityTransferIn, diagnostics.UnitCount, 1)
+	f := &w.tel.fine
+	f.Add(w.addr, prefix, diagnostics.ActivityTransferIn, diagnostics.UnitSeconds, d.Seconds())
+	f.Add(w.addr, prefix, diagnostics.ActivityTransferIn, diagnostics.UnitBytes, float64(bytes))
+	f.Add(w.addr, prefix, diagnostics.ActivityTransferIn, diagnostics.UnitCount, 1)
 	w.tel.transfer(peer, prefix, false, bytes, d)
 }
 
