@@ -144,12 +144,6 @@ func TestProfilerWindows(t *testing.T) {
 	if n < 2 {
 		t.Errorf("%d windows of samples in 450 ms of 100 ms windows, want several", n)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := p.Flush(ctx); err == nil {
-		// A flush of a cancelled context may still be answered: both are fine.
-		t.Log("the flush was answered before the context was seen")
-	}
 }
 
 // cpuProfile makes a CPU profile of samples: each a stack of function
