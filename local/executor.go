@@ -190,17 +190,20 @@ func (e *Executor) pushReady(r *scheduler.Run, now time.Time) {
 	}
 }
 
-// popReady takes the oldest queued task. Called with e.mu held.
+// popReady takes the oldest queued task that was not cancelled before it
+// started. Called with e.mu held.
 func (e *Executor) popReady() (readyRun, bool) {
-	if e.readyHead == len(e.ready) {
-		e.ready = e.ready[:0]
-		e.readyHead = 0
-		return readyRun{}, false
+	for e.readyHead < len(e.ready) {
+		r := e.ready[e.readyHead]
+		e.ready[e.readyHead] = readyRun{}
+		e.readyHead++
+		if r.Task != nil {
+			return r, true
+		}
 	}
-	r := e.ready[e.readyHead]
-	e.ready[e.readyHead] = readyRun{}
-	e.readyHead++
-	return r, true
+	e.ready = e.ready[:0]
+	e.readyHead = 0
+	return readyRun{}, false
 }
 
 // serve runs tasks on slot s until none are ready.
@@ -322,6 +325,7 @@ func (s *slot) end(e *Executor) {
 func (e *Executor) handle(s *slot, evs ...scheduler.Event) {
 	ins := e.state.Handle(evs...)
 	var now time.Time
+	var gaveUp []scheduler.Event
 	// Transitions are published before the instructions are carried out,
 	// so that listeners hear of a task's end before its computation's.
 	if e.hub.Active() {
@@ -344,6 +348,14 @@ func (e *Executor) handle(s *slot, evs ...scheduler.Event) {
 					x.cancel()
 				}
 			}
+			// Not started yet: it never will be. A slot may be on its
+			// way to take it, and nothing would wait for it then.
+			for i := e.readyHead; i < len(e.ready); i++ {
+				if r := &e.ready[i]; r.Task != nil && r.Task.Key == in.Key {
+					gaveUp = append(gaveUp, &scheduler.TaskFailed{Key: in.Key, ID: r.ID, Worker: workerName, Err: context.Canceled})
+					*r = readyRun{}
+				}
+			}
 		case *scheduler.ReportResult:
 			if c := e.clients[in.Client]; c != nil {
 				c.result(in.Key, in.Index, in.ID)
@@ -355,6 +367,9 @@ func (e *Executor) handle(s *slot, evs ...scheduler.Event) {
 		case *scheduler.Fetch:
 			// One worker holds everything: nothing to move.
 		}
+	}
+	if len(gaveUp) > 0 {
+		e.handle(nil, gaveUp...)
 	}
 }
 
