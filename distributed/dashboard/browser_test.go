@@ -577,3 +577,34 @@ func TestBrowserOfflineData(t *testing.T) {
 	}
 	p.NoErrors()
 }
+
+// TestBrowserHiddenTab hides the page's tab: it lets its event stream go
+// (a browser keeps six connections to a server, and a user opens many
+// tabs) and takes it up again, up to date, once the tab is seen again.
+func TestBrowserHiddenTab(t *testing.T) {
+	b := browsertest.New(t)
+	s := serve(t, newFake())
+	p := open(t, b, s, "workers")
+	setHidden := func(hidden bool) {
+		p.Run(fmt.Sprintf(`(() => {
+			Object.defineProperty(document, "hidden", {value: %t, configurable: true});
+			document.dispatchEvent(new Event("visibilitychange"));
+		})()`, hidden))
+	}
+	setHidden(true)
+	select {
+	case <-s.ended:
+	case <-time.After(10 * time.Second):
+		p.Fatalf("the hidden page's stream is still open")
+	}
+	want(p, "the connection", `return q("#connection").dataset.state`, "paused")
+	want(p, "the page as it was", `return qa("#workers-table tbody tr").length`, 3)
+	s.f.advance()
+	setHidden(false)
+	waitJS(p, "live again", `return q("#connection").dataset.state === "live"`)
+	waitJS(p, "the page up to date", `return text("[data-worker='`+w1+`'] td:nth-child(3)") === "51 %"`)
+	if n, all := s.streams.Load(), s.opened.Load(); n != 1 || all != 2 {
+		p.Errorf("%d streams open, %d opened, want 1 and 2", n, all)
+	}
+	p.NoErrors()
+}

@@ -14,8 +14,9 @@
 //                                        when the source has none
 //   onState(fn)                          calls fn(state, text) when the
 //                                        connection changes: "connecting",
-//                                        "live", "reconnecting", "failed"
-//                                        or, for a file, "offline"
+//                                        "live", "reconnecting", "failed",
+//                                        "paused" (the tab is hidden) or,
+//                                        for a file, "offline"
 //
 // Topics are the names of the endpoints (status, task-window, workers,
 // ...); params are an object of their query parameters, an array for a
@@ -112,10 +113,29 @@
         timer = setTimeout(open, Math.min(500 * 2 ** Math.min(failures, 5), 15000));
       }
 
-      open();
+      // A browser keeps at most six connections to a server over
+      // HTTP/1.1, and each open page holds one stream: a page in a
+      // hidden tab lets its stream go, and takes it up again, with
+      // everything it shows, when it is seen again.
+      function visibility() {
+        if (closed) return;
+        if (document.hidden) {
+          if (timer) { clearTimeout(timer); timer = null; }
+          if (es) { es.close(); es = null; }
+          setState("paused", "paused while hidden");
+        } else if (!es && !timer) {
+          setState("connecting");
+          open();
+        }
+      }
+      document.addEventListener("visibilitychange", visibility);
+
+      if (!document.hidden) open();
+      else setState("paused", "paused while hidden");
       return {
         close() {
           closed = true;
+          document.removeEventListener("visibilitychange", visibility);
           if (timer) clearTimeout(timer);
           if (es) es.close();
         },
