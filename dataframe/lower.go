@@ -151,7 +151,10 @@ func (l *lowerer) pipeline(n *node, sink sinkSpec, prefix string) ([]graph.Key, 
 		prefix = pipelinePrefix(base, run)
 	}
 	token := l.token(n)
-	if sink.Kind != "" {
+	switch {
+	case sink.keyToken != "":
+		token = sink.keyToken
+	case sink.Kind != "":
 		sb, _ := json.Marshal(sink)
 		token = graph.TokenizeStrings(token, string(sb))
 	}
@@ -517,7 +520,8 @@ func (l *lowerer) shuffle(n *node) ([]graph.Key, error) {
 			}
 		}
 	}
-	sink := sinkSpec{Kind: "shuffle", Shuffle: &shuffleSink{ID: id, Outputs: sp.outputs, Spec: spec, Opts: sp.opts}}
+	sink := sinkSpec{Kind: "shuffle", Shuffle: &shuffleSink{ID: id, Outputs: sp.outputs, Spec: spec, Opts: sp.opts},
+		keyToken: id}
 	splits, err := l.pipeline(in, sink, "shuffle-split")
 	if err != nil {
 		return nil, err

@@ -72,6 +72,10 @@ type sinkSpec struct {
 	// "fn".
 	Fn     string          `json:"fn,omitempty"`
 	Params json.RawMessage `json:"params,omitempty"`
+	// keyToken, when set, is the token of the tasks' keys instead of one
+	// made from the input and the sink: a shuffle's splits carry its ID,
+	// so that whoever watches the tasks knows which shuffle they feed.
+	keyToken string
 }
 
 // sinkFunc consumes a partition's record (and releases it).

@@ -77,6 +77,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	if _, err := df.SortValues("temperature").Compute(ctx, c); err != nil {
 		t.Fatal(err)
 	}
+	// A shuffle whose collects are fused into the aggregation reading them.
+	if _, err := df.SortValues("temperature").GroupBy("station").Agg(dataframe.Mean("temperature").As("m")).Compute(ctx, c); err != nil {
+		t.Fatal(err)
+	}
 
 	// The present: a computation of busy tasks that lasts until the pages
 	// are checked (it is cancelled then).
@@ -125,7 +129,9 @@ func TestDashboardInBrowser(t *testing.T) {
 			qa("#fine-table tr[data-activity=transfer-in]").length > 0`,
 			`return text(".fine-row[data-prefix='distributed_test.busy'] .total")`},
 		{"bandwidth", `return q("rect.cell[data-from='` + w0 + `'][data-to='` + w1 + `']") !== null`, ``},
-		{"shuffles", `return qa(".shuffle").length >= 1 && qa(".shuffle tbody tr").length >= 1`, ``},
+		{"shuffles", `return qa(".shuffle").length === 2 && qa(".shuffle").every((sh) =>
+			qa("[data-shuffle='" + sh.dataset.shuffle + "'] tbody tr").some((r) => +r.dataset.written > 0) &&
+			qa("[data-shuffle='" + sh.dataset.shuffle + "'] tbody tr").some((r) => +r.dataset.read > 0))`, ``},
 	}
 	for _, pg := range pages {
 		t.Run(strings.SplitN(pg.path, "?", 2)[0], func(t *testing.T) {

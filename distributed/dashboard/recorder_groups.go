@@ -122,34 +122,39 @@ func (r *Recorder) Groups() *Groups {
 	return out
 }
 
-// Shuffles returns the shuffles among the task groups, newest first: a
-// group of "shuffle-collect" tasks is a shuffle, its ID the group's
-// token; its splits are the "shuffle-split" groups it depends on. Workers
-// is left empty (the Recorder does not know what they wrote).
+// Shuffles returns the shuffles among the task groups, newest first. A
+// group of "shuffle-split" tasks is a shuffle, its ID the group's token
+// (the name of the shuffle's directory on the workers, shuffle-ID); its
+// collects are the groups that depend on it: "shuffle-collect-ID", or
+// the tasks the collects were fused into, such as a partial aggregation
+// that reads the shuffle's output. Workers is left empty (the Recorder
+// does not know what they wrote).
 func (r *Recorder) Shuffles() []Shuffle {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Shuffle
 	for i := len(r.groupList) - 1; i >= 0; i-- {
-		g := r.groupList[i]
-		if g.prefix != "shuffle-collect" {
+		s := r.groupList[i]
+		if s.prefix != "shuffle-split" {
 			continue
 		}
-		sh := Shuffle{ID: strings.TrimPrefix(g.name, "shuffle-collect-"), Computation: g.comp,
-			Workers: []ShuffleWorker{}, SplitGroups: []string{}, CollectGroup: g.name}
-		sh.Collects, sh.CollectsDone = max(g.expected, g.total), g.doneCount()
-		sh.Erred = g.erredCount()
+		sh := Shuffle{ID: strings.TrimPrefix(s.name, "shuffle-split-"), Computation: s.comp,
+			Workers: []ShuffleWorker{}, SplitGroups: []string{s.name}}
+		sh.Splits, sh.SplitsDone, sh.Erred = max(s.expected, s.total), s.doneCount(), s.erredCount()
+		collects := []string{}
 		for e := range r.edges {
-			if e[1] != g.name {
-				continue
-			}
-			if s := r.groups[e[0]]; s != nil && s.prefix == "shuffle-split" {
-				sh.SplitGroups = append(sh.SplitGroups, s.name)
-				sh.Splits += max(s.expected, s.total)
-				sh.SplitsDone += s.doneCount()
-				sh.Erred += s.erredCount()
+			if e[0] == s.name && r.groups[e[1]] != nil {
+				collects = append(collects, e[1])
 			}
 		}
+		slices.Sort(collects)
+		for _, name := range collects {
+			c := r.groups[name]
+			sh.Collects += max(c.expected, c.total)
+			sh.CollectsDone += c.doneCount()
+			sh.Erred += c.erredCount()
+		}
+		sh.CollectGroups = collects
 		switch {
 		case sh.Erred > 0:
 			sh.State = "erred"
@@ -158,7 +163,7 @@ func (r *Recorder) Shuffles() []Shuffle {
 		default:
 			sh.State = "running"
 		}
-		if c := r.compByID[g.comp]; c != nil {
+		if c := r.compByID[s.comp]; c != nil {
 			sh.Started = c.started
 		}
 		out = append(out, sh)

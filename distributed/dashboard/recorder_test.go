@@ -341,7 +341,7 @@ func TestRecorderErrors(t *testing.T) {
 func TestRecorderGroupsAndShuffles(t *testing.T) {
 	r := NewRecorder(0)
 	t0 := time.Unix(1000, 0)
-	split, collect := "shuffle-split-0123456789abcdef", "shuffle-collect-fedcba9876543210"
+	split, collect := "shuffle-split-0123456789abcdef", "shuffle-collect-0123456789abcdef"
 	r.Record([]diagnostics.Event{{Kind: diagnostics.ComputeStarted, Compute: 1, Time: t0,
 		Tasks: map[string]int{"shuffle-split": 2, "shuffle-collect": 2}}})
 	r.AddGraph(1, map[string]int{split: 2, collect: 2}, map[[2]string]int{{split, collect}: 4})
@@ -367,7 +367,7 @@ func TestRecorderGroupsAndShuffles(t *testing.T) {
 		t.Errorf("split group %+v", s)
 	}
 	sh := r.Shuffles()
-	if len(sh) != 1 || sh[0].ID != "fedcba9876543210" || sh[0].Splits != 2 || sh[0].SplitsDone != 2 ||
+	if len(sh) != 1 || sh[0].ID != "0123456789abcdef" || sh[0].Splits != 2 || sh[0].SplitsDone != 2 ||
 		sh[0].Collects != 2 || sh[0].CollectsDone != 0 || sh[0].State != "running" || !sh[0].Started.Equal(t0) {
 		t.Errorf("shuffles %+v", sh)
 	}

@@ -296,10 +296,10 @@ type Shuffle struct {
 	CollectsDone int             `json:"collects_done"`
 	Erred        int             `json:"erred"`
 	Workers      []ShuffleWorker `json:"workers"`
-	// SplitGroups and CollectGroup are the task groups of its splits
-	// and collects.
-	SplitGroups  []string `json:"split_groups"`
-	CollectGroup string   `json:"collect_group"`
+	// SplitGroups and CollectGroups are the task groups of its splits
+	// and of the tasks that read its output.
+	SplitGroups   []string `json:"split_groups"`
+	CollectGroups []string `json:"collect_groups"`
 }
 
 // ShuffleWorker is a shuffle's work on one worker.

@@ -486,7 +486,7 @@ func (s *Server) Shuffles() *dashboard.Shuffles {
 			}
 			return w
 		}
-		for _, g := range append(slices.Clone(sh.SplitGroups), sh.CollectGroup) {
+		for _, g := range slices.Concat(sh.SplitGroups, sh.CollectGroups) {
 			for addr, io := range t.shuffleIO[g] {
 				w := get(addr)
 				w.BytesWritten += io.BytesWritten

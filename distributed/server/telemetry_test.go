@@ -50,7 +50,7 @@ func TestWorkerTelemetry(t *testing.T) {
 	s.workerTelemetry(a, &wire.WorkerBatch{Memory: &wire.Memory{Managed: 20}, Stats: &wire.WorkerStats{CpuSeconds: 1.5,
 		Rss: 200, Fds: 10, NetIn: 1000, NetOut: 0, Tasks: map[string]int32{"executing": 2},
 		Disks:    []*wire.DiskUsage{{Name: "scratch", Path: "/tmp/s", Used: 5, Free: 1 << 30, Size: 2 << 30}},
-		Shuffles: []*wire.ShuffleDisk{{Id: "fedcba9876543210", Bytes: 4096}}},
+		Shuffles: []*wire.ShuffleDisk{{Id: "0123456789abcdef", Bytes: 4096}}},
 		Transfers: []*wire.TransferStat{{Peer: b, Prefix: "load", Bytes: 1000, Seconds: 0.5, Count: 2},
 			{Peer: "client", Prefix: "sum", Out: true, Bytes: 8, Seconds: 0.01, Count: 1}},
 		Metrics: []*wire.FineMetric{{Prefix: "load", Activity: "transfer-in", Unit: "bytes", Value: 1000},
@@ -129,10 +129,10 @@ func TestWorkerTelemetry(t *testing.T) {
 	}
 
 	// A shuffle, seen by the Recorder, gets what the workers wrote.
-	split, collect := "shuffle-split-0123456789abcdef", "shuffle-collect-fedcba9876543210"
+	split, collect := "shuffle-split-0123456789abcdef", "agg-partial-fedcba9876543210"
 	s.dash.AddGraph(7, map[string]int{split: 1, collect: 1}, map[[2]string]int{{split, collect}: 1})
 	sh := s.Shuffles().Shuffles
-	if len(sh) != 1 || sh[0].ID != "fedcba9876543210" || len(sh[0].Workers) != 1 || sh[0].Workers[0].BytesWritten != 300 ||
+	if len(sh) != 1 || sh[0].ID != "0123456789abcdef" || !slices.Equal(sh[0].CollectGroups, []string{collect}) || len(sh[0].Workers) != 1 || sh[0].Workers[0].BytesWritten != 300 ||
 		sh[0].Workers[0].Disk != 4096 || sh[0].Workers[0].Free != 1<<30 {
 		t.Errorf("shuffles %+v", sh)
 	}

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -149,14 +148,16 @@ func (t *telemetry) transfer(peer, prefix string, out bool, bytes int64, d time.
 }
 
 // workerMeter is the graph.Meter of the worker's tasks: their fine
-// metrics, and what the tasks of shuffles write and read by task group.
+// metrics, and what tasks write to and read from their files (a
+// shuffle's shards, written by its splits and read, here or from a peer,
+// by its collects or the tasks they were fused into), by task group.
 type workerMeter struct{ w *Worker }
 
 func (m workerMeter) AddMetric(task graph.Key, activity, unit string, value float64) {
 	w := m.w
 	prefix := task.Prefix()
 	w.tel.fine.Add(w.addr, prefix, activity, unit, value)
-	if unit != diagnostics.UnitBytes || !strings.HasPrefix(prefix, "shuffle-") {
+	if unit != diagnostics.UnitBytes {
 		return
 	}
 	var written, read int64

@@ -29,7 +29,7 @@
     for (const w of sh.workers || []) maxBytes = Math.max(maxBytes, w.bytes_written, w.bytes_read);
     const rows = (sh.workers || []).map((w) => {
       const room = w.disk + w.free;
-      return S.el("tr", { "data-worker": w.address },
+      return S.el("tr", { "data-worker": w.address, "data-written": w.bytes_written, "data-read": w.bytes_read },
         S.el("td", {}, S.workerLink(w.address)),
         S.el("td", {}, hbar("written", w.bytes_written / maxBytes, S.bytes(w.bytes_written) + " written")),
         S.el("td", { class: "num" }, S.bytes(w.bytes_written)),
