@@ -144,7 +144,8 @@ func (e *Executor) start(c *computation, g *graph.Graph, keys []graph.Key) {
 		}
 		e.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeStarted, Compute: c.id, Tasks: tasks})
 	}
-	e.handle(nil, &scheduler.GraphSubmitted{Meta: scheduler.Meta{Time: time.Now(), Stimulus: c.client},
+	now := time.Now()
+	e.handle(nil, now, &scheduler.GraphSubmitted{Meta: scheduler.Meta{Time: now, Stimulus: c.client},
 		Client: c.client, Graph: g, Keys: keys})
 	if distinct := e.state.Wants(c.client); distinct < len(keys) && !c.finished {
 		// Some keys are asked for twice: the scheduler answers each once,
@@ -175,7 +176,8 @@ func (e *Executor) end(c *computation, reason error) {
 	if !c.finished {
 		c.finish(reason)
 	}
-	e.handle(nil, &scheduler.Cancel{Meta: scheduler.Meta{Time: time.Now(), Stimulus: c.client + "-end"},
+	now := time.Now()
+	e.handle(nil, now, &scheduler.Cancel{Meta: scheduler.Meta{Time: now, Stimulus: c.client + "-end"},
 		Client: c.client, Reason: reason})
 	delete(e.clients, c.client)
 	if len(e.clients) == 0 {
@@ -286,7 +288,8 @@ func (e *Executor) Submit(ctx context.Context, g *graph.Graph, keys ...graph.Key
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		if !c.finished {
-			e.handle(nil, &scheduler.Cancel{Meta: scheduler.Meta{Time: time.Now()}, Client: c.client,
+			now := time.Now()
+			e.handle(nil, now, &scheduler.Cancel{Meta: scheduler.Meta{Time: now}, Client: c.client,
 				Keys: c.unanswered(), Reason: ctx.Err()})
 			c.finish(ctx.Err())
 		}
@@ -371,7 +374,8 @@ func (f *future) Release() {
 	for _, p := range ps {
 		c.ids[p] = -1
 	}
-	e.handle(nil, &scheduler.KeysReleased{Meta: scheduler.Meta{Time: time.Now()}, Client: c.client,
+	now := time.Now()
+	e.handle(nil, now, &scheduler.KeysReleased{Meta: scheduler.Meta{Time: now}, Client: c.client,
 		Keys: []graph.Key{f.key}})
 	f.settle(fmt.Errorf("future %q was released", f.key))
 	for _, g := range c.futures {

@@ -210,6 +210,7 @@ func (e *Executor) popReady() (readyRun, bool) {
 func (e *Executor) serve(s *slot) {
 	defer e.wg.Done()
 	e.mu.Lock()
+	var last time.Time // when the slot's last task ended, if it just did
 	for {
 		run, ok := e.popReady()
 		t := run.Task
@@ -234,7 +235,11 @@ func (e *Executor) serve(s *slot) {
 		}
 		s.running = t.Key
 		s.seq++
-		now := time.Now()
+		now := last // a slot that goes on from one task to the next
+		if now.IsZero() {
+			now = time.Now()
+		}
+		last = time.Time{}
 		e.accountIdle(now)
 		e.busy++
 		comp := e.computationOf(run.Client)
@@ -283,6 +288,7 @@ func (e *Executor) serve(s *slot) {
 			s.end(e)
 			continue
 		}
+		last = end
 		if err == nil {
 			e.store.put(run.ID, t.Key, v, size)
 			if e.store.overLimit() {
@@ -293,19 +299,22 @@ func (e *Executor) serve(s *slot) {
 		switch {
 		case spillErr != nil:
 			e.store.drop(run.ID, t.Key)
-			s.fail = scheduler.TaskFailed{Key: t.Key, ID: run.ID, Worker: workerName, Err: spillErr, Start: start, Duration: dur}
+			s.fail = scheduler.TaskFailed{Meta: scheduler.Meta{Time: end}, Key: t.Key, ID: run.ID, Worker: workerName,
+				Err: spillErr, Start: start, Duration: dur}
 			ev = &s.fail
 		case err != nil:
 			if e.logger.Enabled(context.Background(), slog.LevelWarn) && !errors.Is(err, context.Canceled) {
 				e.logger.Warn("task failed", "key", t.Key, "op", t.Op, "slot", s.name, "error", err)
 			}
-			s.fail = scheduler.TaskFailed{Key: t.Key, ID: run.ID, Worker: workerName, Err: err, Start: start, Duration: dur}
+			s.fail = scheduler.TaskFailed{Meta: scheduler.Meta{Time: end}, Key: t.Key, ID: run.ID, Worker: workerName,
+				Err: err, Start: start, Duration: dur}
 			ev = &s.fail
 		default:
-			s.fin = scheduler.TaskFinished{Key: t.Key, ID: run.ID, Worker: workerName, Size: size, Start: start, Duration: dur}
+			s.fin = scheduler.TaskFinished{Meta: scheduler.Meta{Time: end}, Key: t.Key, ID: run.ID, Worker: workerName,
+				Size: size, Start: start, Duration: dur}
 			ev = &s.fin
 		}
-		e.handle(s, ev)
+		e.handle(s, end, ev)
 		s.end(e)
 	}
 }
@@ -321,10 +330,10 @@ func (s *slot) end(e *Executor) {
 }
 
 // handle feeds events to the scheduler and carries out its instructions.
-// Called with e.mu held; s is the slot that caused them, or nil.
-func (e *Executor) handle(s *slot, evs ...scheduler.Event) {
+// Called with e.mu held; s is the slot that caused them, or nil; now is
+// when they happened (the zero time: look at the clock when needed).
+func (e *Executor) handle(s *slot, now time.Time, evs ...scheduler.Event) {
 	ins := e.state.Handle(evs...)
-	var now time.Time
 	var gaveUp []scheduler.Event
 	// Transitions are published before the instructions are carried out,
 	// so that listeners hear of a task's end before its computation's.
@@ -369,7 +378,7 @@ func (e *Executor) handle(s *slot, evs ...scheduler.Event) {
 		}
 	}
 	if len(gaveUp) > 0 {
-		e.handle(nil, gaveUp...)
+		e.handle(nil, now, gaveUp...)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -585,9 +586,20 @@ func TestEventsAndProgress(t *testing.T) {
 	if !strings.Contains(out.String(), "add") {
 		t.Errorf("progress output %q", out.String())
 	}
-	story := e.Story(g.Keys()[39])
+	key := g.Keys()[39]
+	story := e.Story(key)
 	if len(story) == 0 {
 		t.Errorf("no story")
+	}
+	// The story tells when the task ended, as the task stream does.
+	for _, r := range rec.TaskStream() {
+		if r.Key != key {
+			continue
+		}
+		i := slices.IndexFunc(story, func(tr scheduler.Transition) bool { return tr.To == scheduler.Memory })
+		if i < 0 || story[i].Time.Sub(r.Start.Add(r.Duration)).Abs() > time.Microsecond {
+			t.Errorf("%s ran from %v for %v; its story: %+v", key, r.Start, r.Duration, story)
+		}
 	}
 }
 
