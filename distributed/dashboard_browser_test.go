@@ -10,8 +10,8 @@ import (
 
 	"github.com/shoal-data/shoal/dataframe"
 	"github.com/shoal-data/shoal/distributed"
-	"github.com/shoal-data/shoal/distributed/internal/browsertest"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/browsertest"
 )
 
 // busy burns the CPU for 10 to 29 milliseconds (i tells the calls apart)

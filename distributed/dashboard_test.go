@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/distributed"
-	"github.com/shoal-data/shoal/distributed/dashboard"
 	"github.com/shoal-data/shoal/graph"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/shoal-data/shoal/diagnostics"
-	"github.com/shoal-data/shoal/distributed/dashboard"
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
 	imetrics "github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-data/shoal/distributed/dashboard"
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 )
 
 func TestDashboardServed(t *testing.T) {

@@ -30,7 +30,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/shoal-data/shoal/diagnostics"
-	"github.com/shoal-data/shoal/distributed/dashboard"
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"

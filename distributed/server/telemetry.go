@@ -11,7 +11,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/shoal-data/shoal/diagnostics"
-	"github.com/shoal-data/shoal/distributed/dashboard"
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/distributed/wire"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-data/shoal/distributed/internal/browsertest"
+	"github.com/shoal-data/shoal/internal/browsertest"
 )
 
 // The browser tests serve the dashboard of a fakeSource, open each page

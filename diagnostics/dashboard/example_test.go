@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
-	"github.com/shoal-data/shoal/distributed/dashboard"
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 )
 
 // A Recorder turns the events of a diagnostics.Hub into what the

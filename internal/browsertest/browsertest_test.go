@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/shoal-data/shoal/distributed/internal/browsertest"
+	"github.com/shoal-data/shoal/internal/browsertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
