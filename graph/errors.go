@@ -118,12 +118,18 @@ func (e *PanicError) Error() string {
 }
 
 // RemoteError carries the message of an error that crossed a process
-// boundary and lost its Go type.
+// boundary and lost its Go type (see RegisterError), and the errors it
+// wrapped, as far as they kept theirs: errors.Is and errors.As look into
+// Causes.
 type RemoteError struct {
 	Message string
+	Causes  []error
 }
 
 func (e *RemoteError) Error() string { return e.Message }
+
+// Unwrap returns the errors it wrapped.
+func (e *RemoteError) Unwrap() []error { return e.Causes }
 
 // InnerTaskError is the error of a fused task (see OpFused) when one of the
 // tasks inside it failed: it names that task, so that errors blame the
