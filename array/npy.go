@@ -714,3 +714,7 @@ func writeNPYFile(path string, d *Dense) (int64, error) {
 	}
 	return int64(len(b)), nil
 }
+
+// A .npy file's error keeps its type when it crosses a process boundary
+// (see graph.RegisterError).
+func init() { graph.RegisterError[NPYError]("array.NPYError") }

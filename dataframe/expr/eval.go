@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/shoal-data/shoal/graph"
 )
 
 // Evaluator evaluates expressions over one record batch. A subexpression
@@ -242,3 +244,7 @@ func (ev *Evaluator) apply(ctx context.Context, n *node, args []datum, outT arro
 	}
 	return datum{}, fmt.Errorf("unknown operation %q", n.op)
 }
+
+// An evaluation's error keeps its type when it crosses a process boundary
+// (see graph.RegisterError).
+func init() { graph.RegisterError[EvalError]("expr.EvalError") }

@@ -318,8 +318,8 @@ func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 	// keep placing tasks there.
 	missing := b.Missing
 	for _, d := range b.Done {
-		if d.Error != nil && d.Error.Kind == wire.Error_MISSING_DATA {
-			missing = append(missing, d.Error.MissingKeys...)
+		if md := d.Error.Find(wire.Error_MISSING_DATA); md != nil {
+			missing = append(missing, md.MissingKeys...)
 		}
 	}
 	for _, k := range missing {
@@ -342,7 +342,7 @@ func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 		if d.Error == nil {
 			s.metrics.finished.WithLabelValues(prefix, "memory").Inc()
 			s.metrics.output.WithLabelValues(prefix).Add(float64(d.Size))
-		} else if d.Error.Kind != wire.Error_MISSING_DATA && d.Error.Kind != wire.Error_CANCELED {
+		} else if d.Error.Find(wire.Error_MISSING_DATA) == nil && d.Error.Find(wire.Error_CANCELED) == nil {
 			s.metrics.finished.WithLabelValues(prefix, "erred").Inc()
 		}
 		if d.Error == nil {

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/shoal-data/shoal/graph"
@@ -12,10 +11,14 @@ import (
 // maxErrorDepth bounds the chain of causes kept when an error is encoded.
 const maxErrorDepth = 8
 
-// EncodeError turns an error into its wire form, keeping what callers on
-// the other side branch on: missing data, panics with their stack,
-// cancellation, unknown ops, killed workers, missing keys and the fields
-// of task errors. Other errors keep their message.
+// EncodeError turns an error into its wire form, link by link of its
+// chain of wrapped errors (at most maxErrorDepth deep), keeping what
+// callers on the other side branch on: the task errors of package graph
+// with their fields, panics with their stack, missing data, unknown ops,
+// killed workers, missing keys, cancellation, and every type and value
+// registered with graph.RegisterError and graph.RegisterErrorValue
+// (errors of the file system among them). Other errors keep their message
+// and the errors they wrap.
 func EncodeError(err error) *Error {
 	return encodeError(err, 0)
 }
@@ -28,46 +31,67 @@ func encodeError(err error, depth int) *Error {
 	if depth >= maxErrorDepth {
 		return e
 	}
-	var (
-		te    *graph.TaskError
-		inner *graph.InnerTaskError
-		pe    *graph.PanicError
-		uo    *graph.UnknownOpError
-		kw    *scheduler.KilledWorkerError
-		mk    *scheduler.MissingKeyError
-		md    *MissingDataError
-	)
-	switch {
-	case errors.As(err, &te) && depth == 0:
+	switch x := err.(type) {
+	case *graph.TaskError:
 		e.Kind = Error_TASK
-		e.Key, e.Op, e.Root, e.RootOp, e.Worker = string(te.Key), te.Op, string(te.Root), te.RootOp, te.Worker
-		e.Cause = encodeError(te.Err, depth+1)
-	case errors.As(err, &inner):
+		e.Key, e.Op, e.Root, e.RootOp, e.Worker = string(x.Key), x.Op, string(x.Root), x.RootOp, x.Worker
+		e.Cause = encodeError(x.Err, depth+1)
+		return e
+	case *graph.InnerTaskError:
 		e.Kind = Error_INNER_TASK
-		e.Key, e.Op = string(inner.Key), inner.Op
-		e.Cause = encodeError(inner.Err, depth+1)
-	case errors.As(err, &pe):
+		e.Key, e.Op = string(x.Key), x.Op
+		e.Cause = encodeError(x.Err, depth+1)
+		return e
+	case *graph.PanicError:
 		e.Kind = Error_PANIC
-		e.Message = fmt.Sprint(pe.Value)
-		e.Stack = pe.Stack
-	case errors.As(err, &md):
+		e.Message = fmt.Sprint(x.Value)
+		e.Stack = x.Stack
+		return e
+	case *MissingDataError:
 		e.Kind = Error_MISSING_DATA
-		e.MissingKeys = md.Keys
-	case errors.Is(err, scheduler.ErrMissingData):
-		e.Kind = Error_MISSING_DATA
-	case errors.As(err, &uo):
+		e.MissingKeys = x.Keys
+		return e
+	case *graph.UnknownOpError:
 		e.Kind = Error_UNKNOWN_OP
-		e.Op, e.Key = uo.Op, string(uo.Key)
-	case errors.As(err, &kw):
+		e.Op, e.Key = x.Op, string(x.Key)
+		return e
+	case *scheduler.KilledWorkerError:
 		e.Kind = Error_KILLED_WORKER
-		e.Key, e.Workers, e.Causes = string(kw.Key), kw.Workers, kw.Causes
-	case errors.As(err, &mk):
+		e.Key, e.Workers, e.Causes = string(x.Key), x.Workers, x.Causes
+		return e
+	case *scheduler.MissingKeyError:
 		e.Kind = Error_MISSING_KEY
-		e.Key = string(mk.Key)
-	case errors.Is(err, context.Canceled):
+		e.Key = string(x.Key)
+		return e
+	case *remoteWrapped:
+		err = x.target
+	}
+	switch err {
+	case scheduler.ErrMissingData:
+		e.Kind = Error_MISSING_DATA
+		return e
+	case context.Canceled:
 		e.Kind = Error_CANCELED
-	case errors.Is(err, context.DeadlineExceeded):
+		return e
+	case context.DeadlineExceeded:
 		e.Kind = Error_DEADLINE
+		return e
+	}
+	link, lerr := graph.EncodeErrorLink(err)
+	if lerr != nil {
+		return e // its message only
+	}
+	e.Codec, e.Fields = link.Name, link.Fields
+	e.Cause = encodeError(link.Cause, depth+1)
+	for _, w := range link.Wraps {
+		if w == nil {
+			continue
+		}
+		if e.Cause == nil {
+			e.Cause = encodeError(w, depth+1)
+		} else {
+			e.Wraps = append(e.Wraps, encodeError(w, depth+1))
+		}
 	}
 	return e
 }
@@ -75,8 +99,10 @@ func encodeError(err error, depth int) *Error {
 // DecodeError turns a wire error back into a Go error: the types of
 // package graph and scheduler that EncodeError recognised, errors that
 // match context.Canceled, context.DeadlineExceeded and
-// scheduler.ErrMissingData with errors.Is, and a *graph.RemoteError
-// holding the message otherwise. A nil e is a nil error.
+// scheduler.ErrMissingData with errors.Is, the types and values
+// registered in this program with graph.RegisterError and
+// graph.RegisterErrorValue, and a *graph.RemoteError holding the message
+// and the decoded errors it wrapped otherwise. A nil e is a nil error.
 func DecodeError(e *Error) error {
 	return decodeError(e, 0)
 }
@@ -85,8 +111,11 @@ func decodeError(e *Error, depth int) error {
 	if e == nil {
 		return nil
 	}
+	if depth >= maxErrorDepth {
+		return &graph.RemoteError{Message: e.Message}
+	}
 	cause := func() error {
-		if e.Cause == nil || depth >= maxErrorDepth {
+		if e.Cause == nil {
 			return &graph.RemoteError{Message: e.Message}
 		}
 		return decodeError(e.Cause, depth+1)
@@ -112,7 +141,34 @@ func decodeError(e *Error, depth int) error {
 	case Error_DEADLINE:
 		return &remoteWrapped{msg: e.Message, target: context.DeadlineExceeded}
 	}
-	return &graph.RemoteError{Message: e.Message}
+	var causes []error
+	if e.Cause != nil {
+		causes = append(causes, decodeError(e.Cause, depth+1))
+	}
+	for _, w := range e.Wraps {
+		if w != nil {
+			causes = append(causes, decodeError(w, depth+1))
+		}
+	}
+	err, _ := graph.DecodeErrorLink(e.Codec, e.Fields, e.Message, causes)
+	return err
+}
+
+// Find returns the first error of kind in e's chain (e itself, its
+// causes and what it wraps), or nil.
+func (e *Error) Find(kind Error_Kind) *Error {
+	for depth := 0; e != nil && depth <= maxErrorDepth; depth++ {
+		if e.Kind == kind {
+			return e
+		}
+		for _, w := range e.Wraps {
+			if f := w.Find(kind); f != nil {
+				return f
+			}
+		}
+		e = e.Cause
+	}
+	return nil
 }
 
 // MissingDataError says that the values of Keys could not be had: the

@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"strings"
+	"syscall"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/io/csv"
 	"github.com/shoal-data/shoal/scheduler"
 )
 
@@ -48,6 +52,27 @@ func TestErrorRoundTrip(t *testing.T) {
 			return errors.As(e, &in) && in.Key == "i" && in.Err.Error() == "bad"
 		}},
 		{"plain", errors.New("plain"), func(e error) bool { return e.Error() == "plain" }},
+		{"path error around an errno, wrapped", &graph.TaskError{Key: "k", Op: "f", Root: "k", RootOp: "f",
+			Err: fmt.Errorf("save: %w", &fs.PathError{Op: "write", Path: "/d/x", Err: syscall.ENOSPC})}, func(e error) bool {
+			var pe *fs.PathError
+			return errors.Is(e, syscall.ENOSPC) && errors.As(e, &pe) && pe.Path == "/d/x" &&
+				e.Error() == `task "k" (op f) failed: save: write /d/x: no space left on device`
+		}},
+		{"csv parse error", fmt.Errorf("read: %w", &csv.ParseError{Path: "a.csv", Line: 7, Column: 2, Name: "v",
+			Text: "x", Err: csv.ErrValue}), func(e error) bool {
+			var pe *csv.ParseError
+			return errors.As(e, &pe) && pe.Line == 7 && pe.Name == "v" && errors.Is(e, csv.ErrValue)
+		}},
+		{"registered value", fmt.Errorf("short: %w", io.ErrUnexpectedEOF), func(e error) bool {
+			return errors.Is(e, io.ErrUnexpectedEOF) && e.Error() == "short: unexpected EOF"
+		}},
+		{"joined", errors.Join(errors.New("a"), fmt.Errorf("b: %w", fs.ErrPermission), context.Canceled), func(e error) bool {
+			return errors.Is(e, fs.ErrPermission) && errors.Is(e, context.Canceled) && e.Error() == "a\nb: permission denied\ncontext canceled"
+		}},
+		{"missing data inside", fmt.Errorf("fetch: %w", &MissingDataError{Keys: []string{"x"}}), func(e error) bool {
+			var md *MissingDataError
+			return errors.As(e, &md) && md.Keys[0] == "x" && errors.Is(e, scheduler.ErrMissingData)
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,6 +92,21 @@ func TestErrorRoundTrip(t *testing.T) {
 	}
 	if EncodeError(nil) != nil || DecodeError(nil) != nil {
 		t.Fatal("nil error does not stay nil")
+	}
+}
+
+// TestErrorOfUnknownType decodes an error whose type the other side
+// registered and this one did not: its message and causes stay.
+func TestErrorOfUnknownType(t *testing.T) {
+	e := &Error{Message: "quota: no space", Codec: "elsewhere.QuotaError", Fields: []byte(`{"Tenant":"a"}`),
+		Cause: EncodeError(syscall.ENOSPC)}
+	err := DecodeError(e)
+	var re *graph.RemoteError
+	if !errors.As(err, &re) || re.Message != "quota: no space" || !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("decoded %T %v", err, err)
+	}
+	if f := EncodeError(fmt.Errorf("x: %w", &MissingDataError{Keys: []string{"k"}})).Find(Error_MISSING_DATA); f == nil || f.MissingKeys[0] != "k" {
+		t.Errorf("Find: %v", f)
 	}
 }
 

@@ -221,7 +221,14 @@ type Error struct {
 	Cause       *Error                 `protobuf:"bytes,10,opt,name=cause,proto3" json:"cause,omitempty"`
 	MissingKeys []string               `protobuf:"bytes,11,rep,name=missing_keys,json=missingKeys,proto3" json:"missing_keys,omitempty"`
 	// Why each of workers was removed (KILLED_WORKER).
-	Causes        []string `protobuf:"bytes,12,rep,name=causes,proto3" json:"causes,omitempty"`
+	Causes []string `protobuf:"bytes,12,rep,name=causes,proto3" json:"causes,omitempty"`
+	// GENERIC: the name its type or value is registered under
+	// (graph.RegisterError, graph.RegisterErrorValue), empty when none,
+	// and for a type its fields as JSON.
+	Codec  string `protobuf:"bytes,500,opt,name=codec,proto3" json:"codec,omitempty"`
+	Fields []byte `protobuf:"bytes,501,opt,name=fields,proto3" json:"fields,omitempty"`
+	// GENERIC: the errors it wraps after cause (Unwrap() []error).
+	Wraps         []*Error `protobuf:"bytes,502,rep,name=wraps,proto3" json:"wraps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -336,6 +343,27 @@ func (x *Error) GetMissingKeys() []string {
 func (x *Error) GetCauses() []string {
 	if x != nil {
 		return x.Causes
+	}
+	return nil
+}
+
+func (x *Error) GetCodec() string {
+	if x != nil {
+		return x.Codec
+	}
+	return ""
+}
+
+func (x *Error) GetFields() []byte {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
+}
+
+func (x *Error) GetWraps() []*Error {
+	if x != nil {
+		return x.Wraps
 	}
 	return nil
 }
@@ -4425,7 +4453,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"C\n" +
 	"\aRefused\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12 \n" +
-	"\vdifferences\x18\x02 \x03(\tR\vdifferences\"\xf9\x03\n" +
+	"\vdifferences\x18\x02 \x03(\tR\vdifferences\"\xdd\x04\n" +
 	"\x05Error\x124\n" +
 	"\x04kind\x18\x01 \x01(\x0e2 .shoal.distributed.v1.Error.KindR\x04kind\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
@@ -4439,7 +4467,10 @@ const file_shoal_proto_rawDesc = "" +
 	"\x05cause\x18\n" +
 	" \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05cause\x12!\n" +
 	"\fmissing_keys\x18\v \x03(\tR\vmissingKeys\x12\x16\n" +
-	"\x06causes\x18\f \x03(\tR\x06causes\"\x9a\x01\n" +
+	"\x06causes\x18\f \x03(\tR\x06causes\x12\x15\n" +
+	"\x05codec\x18\xf4\x03 \x01(\tR\x05codec\x12\x17\n" +
+	"\x06fields\x18\xf5\x03 \x01(\fR\x06fields\x122\n" +
+	"\x05wraps\x18\xf6\x03 \x03(\v2\x1b.shoal.distributed.v1.ErrorR\x05wraps\"\x9a\x01\n" +
 	"\x04Kind\x12\v\n" +
 	"\aGENERIC\x10\x00\x12\x10\n" +
 	"\fMISSING_DATA\x10\x01\x12\t\n" +
@@ -4903,109 +4934,110 @@ var file_shoal_proto_depIdxs = []int32{
 	63, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
 	0,  // 1: shoal.distributed.v1.Error.kind:type_name -> shoal.distributed.v1.Error.Kind
 	3,  // 2: shoal.distributed.v1.Error.cause:type_name -> shoal.distributed.v1.Error
-	64, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
-	6,  // 4: shoal.distributed.v1.WorkerUp.register:type_name -> shoal.distributed.v1.RegisterWorker
-	7,  // 5: shoal.distributed.v1.WorkerUp.batch:type_name -> shoal.distributed.v1.WorkerBatch
-	65, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
-	1,  // 7: shoal.distributed.v1.RegisterWorker.registry:type_name -> shoal.distributed.v1.Registry
-	15, // 8: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
-	16, // 9: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
-	4,  // 10: shoal.distributed.v1.WorkerBatch.logs:type_name -> shoal.distributed.v1.LogRecord
-	9,  // 11: shoal.distributed.v1.WorkerBatch.metrics:type_name -> shoal.distributed.v1.FineMetric
-	10, // 12: shoal.distributed.v1.WorkerBatch.profiles:type_name -> shoal.distributed.v1.ProfileWindow
-	11, // 13: shoal.distributed.v1.WorkerBatch.transfers:type_name -> shoal.distributed.v1.TransferStat
-	12, // 14: shoal.distributed.v1.WorkerBatch.stats:type_name -> shoal.distributed.v1.WorkerStats
-	8,  // 15: shoal.distributed.v1.WorkerBatch.shuffle_io:type_name -> shoal.distributed.v1.ShuffleIO
-	13, // 16: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
-	66, // 17: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
-	14, // 18: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
-	3,  // 19: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
-	18, // 20: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 21: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
-	19, // 22: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
-	20, // 23: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
-	21, // 24: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
-	22, // 25: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
-	23, // 26: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
-	24, // 27: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
-	67, // 28: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
-	26, // 29: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
-	27, // 30: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
-	1,  // 31: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
-	28, // 32: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
-	29, // 33: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
-	30, // 34: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
-	18, // 35: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 36: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
-	32, // 37: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
-	33, // 38: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
-	34, // 39: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
-	35, // 40: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
-	3,  // 41: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
-	68, // 42: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
-	9,  // 43: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
-	69, // 44: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	16, // 45: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
-	37, // 46: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
-	70, // 47: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
-	4,  // 48: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 49: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 50: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
-	71, // 51: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
-	46, // 52: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
-	33, // 53: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
-	3,  // 54: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
-	56, // 55: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
-	9,  // 56: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
-	72, // 57: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
-	44, // 58: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
-	5,  // 59: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
-	25, // 60: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
-	36, // 61: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
-	42, // 62: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
-	42, // 63: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
-	43, // 64: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
-	46, // 65: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
-	47, // 66: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
-	49, // 67: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
-	50, // 68: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
-	50, // 69: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
-	36, // 70: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
-	53, // 71: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
-	55, // 72: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
-	58, // 73: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
-	36, // 74: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
-	36, // 75: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
-	53, // 76: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
-	55, // 77: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
-	36, // 78: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
-	61, // 79: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
-	17, // 80: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
-	31, // 81: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
-	38, // 82: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
-	41, // 83: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
-	41, // 84: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
-	45, // 85: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
-	41, // 86: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
-	48, // 87: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
-	41, // 88: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
-	41, // 89: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
-	51, // 90: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
-	52, // 91: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
-	54, // 92: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
-	57, // 93: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
-	59, // 94: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
-	60, // 95: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
-	37, // 96: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
-	54, // 97: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
-	56, // 98: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
-	7,  // 99: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
-	62, // 100: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
-	80, // [80:101] is the sub-list for method output_type
-	59, // [59:80] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	3,  // 3: shoal.distributed.v1.Error.wraps:type_name -> shoal.distributed.v1.Error
+	64, // 4: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
+	6,  // 5: shoal.distributed.v1.WorkerUp.register:type_name -> shoal.distributed.v1.RegisterWorker
+	7,  // 6: shoal.distributed.v1.WorkerUp.batch:type_name -> shoal.distributed.v1.WorkerBatch
+	65, // 7: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	1,  // 8: shoal.distributed.v1.RegisterWorker.registry:type_name -> shoal.distributed.v1.Registry
+	15, // 9: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
+	16, // 10: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
+	4,  // 11: shoal.distributed.v1.WorkerBatch.logs:type_name -> shoal.distributed.v1.LogRecord
+	9,  // 12: shoal.distributed.v1.WorkerBatch.metrics:type_name -> shoal.distributed.v1.FineMetric
+	10, // 13: shoal.distributed.v1.WorkerBatch.profiles:type_name -> shoal.distributed.v1.ProfileWindow
+	11, // 14: shoal.distributed.v1.WorkerBatch.transfers:type_name -> shoal.distributed.v1.TransferStat
+	12, // 15: shoal.distributed.v1.WorkerBatch.stats:type_name -> shoal.distributed.v1.WorkerStats
+	8,  // 16: shoal.distributed.v1.WorkerBatch.shuffle_io:type_name -> shoal.distributed.v1.ShuffleIO
+	13, // 17: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
+	66, // 18: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
+	14, // 19: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
+	3,  // 20: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
+	18, // 21: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 22: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
+	19, // 23: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
+	20, // 24: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
+	21, // 25: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
+	22, // 26: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
+	23, // 27: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
+	24, // 28: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
+	67, // 29: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
+	26, // 30: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
+	27, // 31: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
+	1,  // 32: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
+	28, // 33: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
+	29, // 34: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
+	30, // 35: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
+	18, // 36: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 37: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
+	32, // 38: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
+	33, // 39: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
+	34, // 40: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
+	35, // 41: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
+	3,  // 42: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
+	68, // 43: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
+	9,  // 44: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
+	69, // 45: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	16, // 46: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
+	37, // 47: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
+	70, // 48: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
+	4,  // 49: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 50: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 51: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
+	71, // 52: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
+	46, // 53: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
+	33, // 54: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
+	3,  // 55: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
+	56, // 56: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
+	9,  // 57: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
+	72, // 58: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
+	44, // 59: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
+	5,  // 60: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
+	25, // 61: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
+	36, // 62: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
+	42, // 63: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
+	42, // 64: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
+	43, // 65: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
+	46, // 66: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
+	47, // 67: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
+	49, // 68: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
+	50, // 69: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
+	50, // 70: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
+	36, // 71: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
+	53, // 72: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
+	55, // 73: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
+	58, // 74: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
+	36, // 75: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
+	36, // 76: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
+	53, // 77: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
+	55, // 78: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
+	36, // 79: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
+	61, // 80: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
+	17, // 81: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
+	31, // 82: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
+	38, // 83: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
+	41, // 84: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
+	41, // 85: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
+	45, // 86: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
+	41, // 87: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
+	48, // 88: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
+	41, // 89: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
+	41, // 90: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
+	51, // 91: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
+	52, // 92: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
+	54, // 93: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
+	57, // 94: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
+	59, // 95: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
+	60, // 96: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
+	37, // 97: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
+	54, // 98: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
+	56, // 99: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
+	7,  // 100: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
+	62, // 101: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
+	81, // [81:102] is the sub-list for method output_type
+	60, // [60:81] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_shoal_proto_init() }

@@ -201,3 +201,7 @@ func decode(path string, data []byte, reg *graph.Registry) (any, error) {
 	}
 	return t, nil
 }
+
+// A spill's error keeps its type when it crosses a process boundary (see
+// graph.RegisterError).
+func init() { graph.RegisterError[Error]("spill.Error") }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/shoal-data/shoal/graph"
 )
 
 // Errors that a *ParseError or a planning error wraps, for errors.Is.
@@ -66,4 +68,15 @@ func truncText(b []byte) string {
 		n--
 	}
 	return string(b[:n]) + "..."
+}
+
+// The errors of a read keep their type when they cross a process
+// boundary (see graph.RegisterError).
+func init() {
+	graph.RegisterError[ParseError]("csv.ParseError")
+	graph.RegisterErrorValue("csv.ErrFieldCount", ErrFieldCount)
+	graph.RegisterErrorValue("csv.ErrQuote", ErrQuote)
+	graph.RegisterErrorValue("csv.ErrValue", ErrValue)
+	graph.RegisterErrorValue("csv.ErrEmptyFile", ErrEmptyFile)
+	graph.RegisterErrorValue("csv.ErrHeaderMismatch", ErrHeaderMismatch)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/shoal-data/shoal/graph"
 )
 
 // Errors that callers may test for with errors.Is.
@@ -60,4 +62,13 @@ func excerpt(line []byte, pos int) string {
 		s += "..."
 	}
 	return s
+}
+
+// The errors of a read keep their type when they cross a process
+// boundary (see graph.RegisterError).
+func init() {
+	graph.RegisterError[ParseError]("jsonl.ParseError")
+	graph.RegisterErrorValue("jsonl.ErrUnknownColumn", ErrUnknownColumn)
+	graph.RegisterErrorValue("jsonl.ErrSchemaMismatch", ErrSchemaMismatch)
+	graph.RegisterErrorValue("jsonl.ErrSyntax", ErrSyntax)
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/shoal-data/shoal/graph"
 )
 
 var (
@@ -59,4 +61,13 @@ func fileError(path string, err error) error {
 		return err
 	}
 	return fmt.Errorf("parquet: %s: %w", path, err)
+}
+
+// The errors of a read keep their type when they cross a process
+// boundary (see graph.RegisterError).
+func init() {
+	graph.RegisterError[ColumnError]("parquet.ColumnError")
+	graph.RegisterError[SchemaMismatchError]("parquet.SchemaMismatchError")
+	graph.RegisterErrorValue("parquet.ErrNotParquet", ErrNotParquet)
+	graph.RegisterErrorValue("parquet.ErrCorrupt", ErrCorrupt)
 }

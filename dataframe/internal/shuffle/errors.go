@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+
+	"github.com/shoal-data/shoal/graph"
 )
 
 // DiskFullError reports that the disk under a shuffle's storage filled up
@@ -49,3 +51,10 @@ func isDiskFull(err error) bool { return errors.Is(err, syscall.ENOSPC) }
 // returned them (unless Options.KeepShards), so collecting again needs the
 // shuffle to run again.
 var ErrShardGone = errors.New("the shard was freed by an earlier collect of this output, or is damaged")
+
+// The errors of a shuffle keep their type when they cross a process
+// boundary (see graph.RegisterError).
+func init() {
+	graph.RegisterError[DiskFullError]("shuffle.DiskFullError")
+	graph.RegisterErrorValue("shuffle.ErrShardGone", ErrShardGone)
+}
