@@ -52,7 +52,14 @@
 // with a *scheduler.KilledWorkerError naming the task, the workers and
 // why each died. Tasks waiting on a busy worker move to a worker with an
 // idle thread when computing them takes longer than moving their inputs
-// (work stealing; server.Config.NoStealing turns it off). A client that
+// (work stealing; server.Config.NoStealing turns it off). When no worker
+// is left and none joins within server.Config.NoWorkersTimeout (1 minute;
+// shoal scheduler --no-workers-timeout), the tasks waiting for one fail
+// with a *scheduler.NoWorkersError that names the last workers and why
+// they left. Errors keep their Go types from the workers to the client
+// (graph.RegisterError): errors.Is(err, syscall.ENOSPC) and errors.As to
+// a *csv.ParseError or a *dataframe.ShuffleError work as they do on the
+// in-process executor. A client that
 // disconnects has its work released. The scheduler refuses a worker or a
 // client whose registry of ops differs from the others', listing the names
 // that differ.

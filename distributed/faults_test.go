@@ -327,3 +327,25 @@ func TestWorkStealingProcesses(t *testing.T) {
 var countRowsInt = graph.MustRegisterFunc("distributed_test.count_rows_int", func(_ context.Context, t arrow.Table) (int, error) {
 	return int(t.NumRows()), nil
 })
+
+// TestNoWorkersLeft runs a task that kills every worker that runs it, on
+// workers without a nanny: when the last one is dead, Compute fails after
+// the scheduler's NoWorkersTimeout, saying there is no worker and why the
+// last ones left, instead of waiting for the caller's deadline.
+func TestNoWorkersLeft(t *testing.T) {
+	_, c := processCluster(t, distributed.LocalClusterOptions{ThreadsPerWorker: 1,
+		Scheduler: server.Config{NoWorkersTimeout: 2 * time.Second}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := graph.Compute[int](ctx, c, exit.Call(3))
+	var nw *scheduler.NoWorkersError
+	if !errors.As(err, &nw) || ctx.Err() != nil {
+		t.Fatalf("compute: %v, want a NoWorkersError before the deadline", err)
+	}
+	if len(nw.Workers) != 2 || len(nw.Causes) != 2 || !strings.Contains(nw.Causes[1], "exit code 3") ||
+		!strings.Contains(err.Error(), "exit code 3") {
+		t.Errorf("error %q names workers %v for %q", err, nw.Workers, nw.Causes)
+	}
+	t.Logf("failed after %v: %v", time.Since(start).Round(time.Millisecond), err)
+}

@@ -128,6 +128,13 @@ type Cancel struct {
 	Reason error
 }
 
+// Tick tells the core the time when nothing else happens, so that it can
+// act on its timeouts (Config.NoWorkersTimeout). A transport sends one
+// every second or so.
+type Tick struct {
+	Meta
+}
+
 // eventKind numbers the event types for the transition log.
 type eventKind uint8
 
@@ -142,9 +149,10 @@ const (
 	kindWorkerMemory
 	kindKeysReleased
 	kindCancel
+	kindTick
 )
 
-var eventKindNames = [...]string{"", "graph-submitted", "task-finished", "task-failed", "worker-added", "worker-removed", "worker-retiring", "worker-memory", "keys-released", "cancel"}
+var eventKindNames = [...]string{"", "graph-submitted", "task-finished", "task-failed", "worker-added", "worker-removed", "worker-retiring", "worker-memory", "keys-released", "cancel", "tick"}
 
 func (*GraphSubmitted) kind() eventKind { return kindGraphSubmitted }
 func (*TaskFinished) kind() eventKind   { return kindTaskFinished }
@@ -155,3 +163,4 @@ func (*WorkerRetiring) kind() eventKind { return kindWorkerRetiring }
 func (*WorkerMemory) kind() eventKind   { return kindWorkerMemory }
 func (*KeysReleased) kind() eventKind   { return kindKeysReleased }
 func (*Cancel) kind() eventKind         { return kindCancel }
+func (*Tick) kind() eventKind           { return kindTick }

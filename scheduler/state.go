@@ -58,6 +58,12 @@ type Config struct {
 	// MaxSaturation bounds the tasks per thread that Backlog allows
 	// (default 64).
 	MaxSaturation float64
+	// NoWorkersTimeout fails the tasks waiting for a worker, with a
+	// *NoWorkersError, once there has been no worker for that long while
+	// they waited (the clock is read from events; send Tick events to
+	// have it read when nothing else happens). 0: wait for a worker for
+	// ever.
+	NoWorkersTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -269,6 +275,12 @@ type State struct {
 	now      time.Time
 	nowNanos int64
 
+	// noWorkersSince is when the queue was last seen with tasks and no
+	// worker to run them (Config.NoWorkersTimeout); gone are the last
+	// workers removed, newest last, to say why there are none.
+	noWorkersSince time.Time
+	gone           []goneWorker
+
 	durations map[string]float64 // mean compute seconds by task prefix (Config.Steal, Config.Backlog)
 	counts    [numTaskStates]int
 
@@ -355,6 +367,7 @@ func (s *State) Handle(events ...Event) []Instruction {
 				reason = errors.New("cancelled")
 			}
 			s.handleRelease(e.Client, e.Keys, reason)
+		case *Tick:
 		default:
 			panic(fmt.Sprintf("scheduler: unknown event type %T", e))
 		}
@@ -364,6 +377,7 @@ func (s *State) Handle(events ...Event) []Instruction {
 			s.fillAll()
 			s.drain()
 		}
+		s.checkNoWorkers()
 	}
 	if s.cfg.Steal {
 		s.balance()
@@ -665,6 +679,10 @@ func (s *State) handleWorkerRemoved(e *WorkerRemoved) {
 
 func (s *State) removeWorker(w *worker, reason string, safe bool) {
 	w.state = WorkerGone
+	if len(s.gone) == maxGone {
+		s.gone = append(s.gone[:0], s.gone[1:]...)
+	}
+	s.gone = append(s.gone, goneWorker{name: w.info.Name, reason: reason})
 	delete(s.workers, w.info.Name)
 	for i, x := range s.wlist {
 		if x == w {

@@ -184,6 +184,7 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8786", "`address` to listen on (host:port; \":8786\" for every interface)")
 	saturation := fs.Float64("saturation", 0, "tasks sent to a worker per thread before the rest wait in the scheduler (default 4)")
 	heartbeat := fs.Duration("heartbeat-timeout", 10*time.Second, "remove a worker silent for this long")
+	noWorkers := fs.Duration("no-workers-timeout", time.Minute, "fail the tasks that wait for a worker when there has been none for this long (negative: wait for ever)")
 	dashboard := fs.String("dashboard-address", "127.0.0.1:8787", "`address` to serve the dashboard on, a live web page of the cluster, and Prometheus metrics at /metrics (host:port; \":8787\" for every interface; empty: none)")
 	metricsListen := fs.String("metrics-listen", "", "another `address` to serve Prometheus metrics on, at /metrics (host:port; empty: only beside the dashboard)")
 	var sf securityFlags
@@ -218,7 +219,7 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	s, err := server.New(server.Config{Listen: *addr, Logger: logger, Saturation: *saturation,
-		HeartbeatTimeout: *heartbeat, DashboardListen: *dashboard, MetricsListen: *metricsListen,
+		HeartbeatTimeout: *heartbeat, NoWorkersTimeout: *noWorkers, DashboardListen: *dashboard, MetricsListen: *metricsListen,
 		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure})
 	if err != nil {
 		return err

@@ -125,6 +125,11 @@ type Config struct {
 	// (host:port, port 0 for a free one); empty: not served. Like
 	// /metrics, it is plain HTTP, and read-only.
 	DashboardListen string
+	// NoWorkersTimeout is how long tasks wait for a worker while there is
+	// none (the last one left, or none joined) before they fail with a
+	// *scheduler.NoWorkersError naming the last workers and why they left
+	// (default 1 minute; negative: wait for ever).
+	NoWorkersTimeout time.Duration
 	// DashboardAddress is the dashboard's address as Info reports it:
 	// by default where DashboardListen serves it. Set it when people reach
 	// the dashboard another way, such as through a proxy (host:port, or a
@@ -225,6 +230,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.HeartbeatTimeout <= 0 {
 		cfg.HeartbeatTimeout = 10 * time.Second
 	}
+	if cfg.NoWorkersTimeout == 0 {
+		cfg.NoWorkersTimeout = time.Minute
+	}
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = time.Second
 	}
@@ -292,7 +300,8 @@ func New(cfg Config) (*Server, error) {
 		comps:       map[string]*computation{},
 		changed:     make(chan struct{}),
 		state: scheduler.New(scheduler.Config{Saturation: cfg.Saturation, AllowedFailures: cfg.AllowedFailures,
-			LogSize: cfg.LogSize, Steal: !cfg.NoStealing, Backlog: max(cfg.Backlog, 0)}),
+			LogSize: cfg.LogSize, Steal: !cfg.NoStealing, Backlog: max(cfg.Backlog, 0),
+			NoWorkersTimeout: max(cfg.NoWorkersTimeout, 0)}),
 	}
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxSendMsgSize(cfg.MaxMessageBytes)}
 	if cfg.Credentials != nil {
@@ -436,7 +445,11 @@ func (s *Server) signalChange() {
 
 func (s *Server) watchHeartbeats() {
 	defer s.wg.Done()
-	t := time.NewTicker(max(s.cfg.HeartbeatTimeout/4, 10*time.Millisecond))
+	every := s.cfg.HeartbeatTimeout / 4
+	if s.cfg.NoWorkersTimeout > 0 {
+		every = min(every, s.cfg.NoWorkersTimeout/4)
+	}
+	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -451,6 +464,10 @@ func (s *Server) watchHeartbeats() {
 					wc.lost = fmt.Sprintf("no heartbeat for %v", s.cfg.HeartbeatTimeout)
 					wc.cancel()
 				}
+			}
+			if len(s.workers) == 0 && s.cfg.NoWorkersTimeout > 0 {
+				s.handle(&scheduler.Tick{Meta: scheduler.Meta{Time: now}})
+				s.flush()
 			}
 			s.mu.Unlock()
 		}
