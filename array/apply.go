@@ -66,7 +66,7 @@ func runApply(ctx context.Context, in graph.OpInput) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		v, err := runAssemble(ctx, graph.OpInput{Key: in.Key, Params: b, Inputs: in.Inputs, Env: in.Env})
+		v, err := runAssemble(ctx, graph.OpInput{Key: in.Key, Params: b, Inputs: in.Inputs, Deps: in.Deps, Env: in.Env})
 		if err != nil {
 			return nil, fmt.Errorf("argument %d: %w", i, err)
 		}

@@ -246,6 +246,8 @@ var errnoCodec = &errorCodec{
 
 func init() {
 	registerCodec(reflect.TypeFor[syscall.Errno](), errnoCodec)
+	RegisterError[LostInputsError]("graph.LostInputsError")
+	RegisterError[WorkerLostError]("graph.WorkerLostError")
 	RegisterError[fs.PathError]("fs.PathError")
 	RegisterError[os.LinkError]("os.LinkError")
 	RegisterError[os.SyscallError]("os.SyscallError")

@@ -18,7 +18,9 @@ type quotaError struct {
 	Err    error
 }
 
-func (e *quotaError) Error() string { return fmt.Sprintf("tenant %s (%d used): %v", e.Tenant, e.Used, e.Err) }
+func (e *quotaError) Error() string {
+	return fmt.Sprintf("tenant %s (%d used): %v", e.Tenant, e.Used, e.Err)
+}
 func (e *quotaError) Unwrap() error { return e.Err }
 
 var errNoQuota = errors.New("no quota left")

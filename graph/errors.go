@@ -131,6 +131,39 @@ func (e *RemoteError) Error() string { return e.Message }
 // Unwrap returns the errors it wrapped.
 func (e *RemoteError) Unwrap() []error { return e.Causes }
 
+// LostInputsError is the error of a task that could not read what some of
+// its dependencies left beside their values, such as the files of a
+// shuffle's shards on a worker that died, or that an earlier run of the
+// task consumed. The executor computes Keys again, then runs the task
+// again; it fails with this error only when that happened too often.
+type LostInputsError struct {
+	Keys []Key // the dependencies to compute again
+	Err  error // what went wrong
+}
+
+func (e *LostInputsError) Error() string { return e.Err.Error() }
+
+func (e *LostInputsError) Unwrap() error { return e.Err }
+
+// WorkerLostError says that a task could not reach another worker for
+// data it holds (files it wrote, values it computed). Reason is why the
+// scheduler removed that worker (an exit code, a signal, the memory
+// limit, silence), when it knew by the time the error reached it.
+type WorkerLostError struct {
+	Worker string
+	Reason string
+	Err    error // what reaching it gave
+}
+
+func (e *WorkerLostError) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("worker %s lost: %s", e.Worker, e.Reason)
+	}
+	return fmt.Sprintf("worker %s unreachable: %v", e.Worker, e.Err)
+}
+
+func (e *WorkerLostError) Unwrap() error { return e.Err }
+
 // InnerTaskError is the error of a fused task (see OpFused) when one of the
 // tasks inside it failed: it names that task, so that errors blame the
 // task the user wrote rather than the fused one.

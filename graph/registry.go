@@ -39,6 +39,7 @@ type OpInput struct {
 	Key    Key    // the task's key
 	Params []byte // the task's encoded params
 	Inputs []any  // the values of the task's dependencies, in order
+	Deps   []Key  // the keys of the task's dependencies, in the order of Inputs
 	Env    *Env   // where the task runs
 }
 

@@ -51,7 +51,7 @@ func RunOp(ctx context.Context, op *Op, t *Task, inputs []any, env *Env) (v any,
 	if taskOf(ctx) == nil {
 		ctx = TaskContext(ctx, t, env, "", nil)
 	}
-	v, err = op.Run(ctx, OpInput{Key: t.Key, Params: t.Params, Inputs: inputs, Env: env})
+	v, err = op.Run(ctx, OpInput{Key: t.Key, Params: t.Params, Inputs: inputs, Deps: t.Deps, Env: env})
 	if err == nil {
 		settleNulls(v)
 	}

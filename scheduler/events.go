@@ -128,6 +128,16 @@ type Cancel struct {
 	Reason error
 }
 
+// DataMissing reports that Worker does not hold Keys, although the
+// scheduler believed it did: a fetch to it failed, or a peer could not get
+// them from it. The scheduler forgets that Worker holds them; a key held
+// nowhere else is computed again when it is still needed.
+type DataMissing struct {
+	Meta
+	Worker string
+	Keys   []graph.Key
+}
+
 // Tick tells the core the time when nothing else happens, so that it can
 // act on its timeouts (Config.NoWorkersTimeout). A transport sends one
 // every second or so.
@@ -150,9 +160,10 @@ const (
 	kindKeysReleased
 	kindCancel
 	kindTick
+	kindDataMissing
 )
 
-var eventKindNames = [...]string{"", "graph-submitted", "task-finished", "task-failed", "worker-added", "worker-removed", "worker-retiring", "worker-memory", "keys-released", "cancel", "tick"}
+var eventKindNames = [...]string{"", "graph-submitted", "task-finished", "task-failed", "worker-added", "worker-removed", "worker-retiring", "worker-memory", "keys-released", "cancel", "tick", "data-missing"}
 
 func (*GraphSubmitted) kind() eventKind { return kindGraphSubmitted }
 func (*TaskFinished) kind() eventKind   { return kindTaskFinished }
@@ -164,3 +175,4 @@ func (*WorkerMemory) kind() eventKind   { return kindWorkerMemory }
 func (*KeysReleased) kind() eventKind   { return kindKeysReleased }
 func (*Cancel) kind() eventKind         { return kindCancel }
 func (*Tick) kind() eventKind           { return kindTick }
+func (*DataMissing) kind() eventKind    { return kindDataMissing }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -127,8 +128,20 @@ func TestRandomScenarios(t *testing.T) {
 					if !m.finish() {
 						step = 5000
 					}
-				case x < 80:
+				case x < 77:
 					m.fail(errBoom)
+				case x < 80:
+					// What one of its dependencies left beside its value
+					// is gone: that one runs again, then the task.
+					w, k, ok := m.next()
+					if !ok {
+						break
+					}
+					var err error = errBoom
+					if t := m.s.tasks[k]; t != nil && len(t.deps) > 0 {
+						err = &graph.LostInputsError{Keys: []graph.Key{t.deps[r.IntN(len(t.deps))].key}, Err: errBoom}
+					}
+					m.handle(&TaskFailed{Key: k, ID: m.ids[k], Worker: w, Err: err})
 				case x < 83 && len(m.s.wlist) > 1:
 					victim := m.s.wlist[r.IntN(len(m.s.wlist))].info.Name
 					if victim != "gpu" {
@@ -141,6 +154,20 @@ func TestRandomScenarios(t *testing.T) {
 					if !cancelled[s.client] {
 						cancelled[s.client] = true
 						m.handle(&Cancel{Client: s.client})
+					}
+				case x < 89:
+					// A worker turns out not to hold a value it was
+					// believed to hold.
+					w := m.s.wlist[r.IntN(len(m.s.wlist))].info.Name
+					var ks []graph.Key
+					for k := range m.held[w] {
+						ks = append(ks, k)
+					}
+					if len(ks) > 0 {
+						slices.Sort(ks)
+						k := ks[r.IntN(len(ks))]
+						delete(m.held[w], k)
+						m.handle(&DataMissing{Worker: w, Keys: []graph.Key{k}})
 					}
 				case x < 95:
 					w := m.s.wlist[r.IntN(len(m.s.wlist))]

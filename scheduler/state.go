@@ -153,6 +153,7 @@ type task struct {
 	nWaitingOn  int32 // while waiting: dependencies not in memory
 	waiters     int32 // dependents that still need this value (waiting, queued or processing)
 	retries     int32 // retries left
+	lostInputs  int32 // runs that failed with a graph.LostInputsError
 	heapIdx     int32 // position in the queue, or -1
 	state       TaskState
 	resubmit    bool // cancelled while running, then needed again
@@ -368,6 +369,8 @@ func (s *State) Handle(events ...Event) []Instruction {
 			}
 			s.handleRelease(e.Client, e.Keys, reason)
 		case *Tick:
+		case *DataMissing:
+			s.handleDataMissing(e)
 		default:
 			panic(fmt.Sprintf("scheduler: unknown event type %T", e))
 		}
@@ -624,10 +627,17 @@ func (s *State) handleFailed(e *TaskFailed) {
 	case t.state == Cancelled && !t.resubmit:
 		s.setState(t, Released)
 		s.checkForget(t)
-	case t.state == Cancelled || errors.Is(e.Err, ErrMissingData):
+	case t.state == Cancelled:
 		t.resubmit = false
 		s.setState(t, Released)
 		s.recommend(t, Waiting)
+	case errors.Is(e.Err, ErrMissingData):
+		// Its worker could not get an input: wait for it again, keeping
+		// the inputs that are in memory (the scheduler heard which are
+		// missing, DataMissing).
+		s.toWaiting(t)
+	case t.state == Processing && s.lostInputs(t, e.Err):
+		// Its dependencies are computed again, then it runs again.
 	case t.retries > 0:
 		t.retries--
 		s.setState(t, Released)
@@ -743,18 +753,37 @@ func (s *State) removeWorker(w *worker, reason string, safe bool) {
 		s.recommend(t, Waiting)
 	}
 	for _, t := range held {
-		t.dropHolder(w)
-		if len(t.who) == 0 && t.state == Memory {
-			s.setState(t, Released)
-			if t.waiters > 0 || len(t.clients) > 0 {
-				s.recommend(t, Waiting)
-			} else {
-				s.checkForget(t)
-			}
-		}
+		s.loseCopy(t, w)
 	}
 	w.nbytes = 0
 	s.needFill = true
+}
+
+// loseCopy forgets that w holds t's value; a value held nowhere else is
+// computed again when it is still needed.
+func (s *State) loseCopy(t *task, w *worker) {
+	t.dropHolder(w)
+	w.nbytes -= t.nbytes
+	if len(t.who) == 0 && t.state == Memory {
+		s.setState(t, Released)
+		if t.waiters > 0 || len(t.clients) > 0 {
+			s.recommend(t, Waiting)
+		} else {
+			s.checkForget(t)
+		}
+	}
+}
+
+func (s *State) handleDataMissing(e *DataMissing) {
+	w, ok := s.workers[e.Worker]
+	if !ok || w.state == WorkerGone {
+		return
+	}
+	for _, k := range e.Keys {
+		if t, ok := s.tasks[k]; ok && t.holds(w) {
+			s.loseCopy(t, w)
+		}
+	}
 }
 
 func (s *State) handleWorkerRetiring(e *WorkerRetiring) {
