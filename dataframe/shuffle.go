@@ -148,10 +148,39 @@ func runShuffleCollect(ctx context.Context, in graph.OpInput) (any, error) {
 	}
 	opts := p.Opts
 	opts.Mem = allocator
+	var rec arrow.RecordBatch
 	if len(p.Sort) > 0 {
-		return shuffle.CollectSorted(ctx, storageFor(in.Env), p.ID, p.Output, ms, schema, p.Sort, opts)
+		rec, err = shuffle.CollectSorted(ctx, storageFor(in.Env), p.ID, p.Output, ms, schema, p.Sort, opts)
+	} else {
+		rec, err = shuffle.Collect(ctx, storageFor(in.Env), p.ID, p.Output, ms, schema, opts)
 	}
-	return shuffle.Collect(ctx, storageFor(in.Env), p.ID, p.Output, ms, schema, opts)
+	if err != nil {
+		return nil, lostShards(err, in.Deps, ms)
+	}
+	return rec, nil
+}
+
+// lostShards turns the error of a collect that could not read a shard
+// into a *graph.LostInputsError naming the splits to run again, so that
+// the executor runs them, then the collect, again: the splits whose files
+// are on a worker that is gone; or every split, when a shard is gone or
+// damaged (an earlier run of the collect may have freed any of them).
+func lostShards(err error, deps []graph.Key, ms []*shuffle.Manifest) error {
+	var se *shuffle.ShardError
+	if !errors.As(err, &se) || len(deps) != len(ms) {
+		return err
+	}
+	keys := deps
+	var lost *graph.WorkerLostError
+	if se.Worker != "" && errors.As(err, &lost) {
+		keys = nil
+		for i, m := range ms {
+			if m.Worker == se.Worker {
+				keys = append(keys, deps[i])
+			}
+		}
+	}
+	return &graph.LostInputsError{Keys: keys, Err: err}
 }
 
 type divisionsParams struct {

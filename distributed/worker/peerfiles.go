@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/flightdata"
@@ -23,7 +25,7 @@ func (p peerFiles) OpenPeer(ctx context.Context, worker, name string, offset, le
 	}
 	conn, err := p.w.peers.Get(worker)
 	if err != nil {
-		return nil, fmt.Errorf("worker %s: reach %s: %w", p.w.addr, worker, err)
+		return nil, &graph.WorkerLostError{Worker: worker, Err: err}
 	}
 	key, _ := graph.TaskKey(ctx)
 	prefix := key.Prefix()
@@ -31,8 +33,9 @@ func (p peerFiles) OpenPeer(ctx context.Context, worker, name string, offset, le
 	rc, err := flightdata.ReadFile(p.w.peerContext(ctx, prefix), flight.NewFlightServiceClient(conn),
 		flightdata.FileRange{Name: name, Offset: offset, Length: length})
 	if err != nil {
-		return nil, fmt.Errorf("read %s from worker %s: %w", name, worker, err)
+		return nil, peerError(ctx, worker, name, err)
 	}
+	rc = &peerReader{ReadCloser: rc, ctx: ctx, worker: worker, name: name}
 	return &countingReader{ReadCloser: rc, wait: time.Since(start), done: func(n int64, d time.Duration) {
 		w := p.w
 		w.tel.netIn.Add(n)
@@ -42,6 +45,35 @@ func (p peerFiles) OpenPeer(ctx context.Context, worker, name string, offset, le
 		graph.AddMetric(ctx, diagnostics.ActivityTransferIn, diagnostics.UnitBytes, float64(n))
 		graph.AddMetric(ctx, diagnostics.ActivityTransferIn, diagnostics.UnitCount, 1)
 	}}, nil
+}
+
+// peerError says what reading a file from a peer gave: a
+// *graph.WorkerLostError when the peer could not be reached or broke off,
+// else what it answered.
+func peerError(ctx context.Context, worker, name string, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	switch status.Code(err) {
+	case codes.NotFound, codes.OutOfRange, codes.InvalidArgument, codes.PermissionDenied:
+		return fmt.Errorf("read %s from worker %s: %w", name, worker, err)
+	}
+	return &graph.WorkerLostError{Worker: worker, Err: fmt.Errorf("read %s: %w", name, err)}
+}
+
+// peerReader reads a peer's file; a peer that breaks off is lost.
+type peerReader struct {
+	io.ReadCloser
+	ctx          context.Context
+	worker, name string
+}
+
+func (r *peerReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = peerError(r.ctx, r.worker, r.name, err)
+	}
+	return n, err
 }
 
 // serveFile answers a peer's ActionReadFile from the scratch directory.

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/shoal-data/shoal/dataframe/internal/sortk"
+	"github.com/shoal-data/shoal/graph"
 )
 
 // shardRef is one segment to read, with where it comes from.
@@ -63,13 +64,13 @@ func shardsOf(id string, output int, manifests []*Manifest) ([]shardRef, Layout,
 // and checks it holds the rows its manifest says.
 func readShard(ctx context.Context, st Storage, id string, output int, ref shardRef, schema *arrow.Schema, mem memory.Allocator, fn func(arrow.RecordBatch) error) error {
 	remote := isRemote(st, ref)
-	where := func() string {
-		at := st.Path(ref.file)
+	shardErr := func(err error) error {
+		se := &ShardError{ShuffleID: id, Output: output, Input: ref.input, Path: st.Path(ref.file),
+			Offset: ref.seg.Offset, Length: ref.seg.Length, Err: err}
 		if remote {
-			at = ref.file + " on worker " + ref.worker
+			se.Worker, se.Path = ref.worker, ref.file
 		}
-		return fmt.Sprintf("shuffle %s: collect of output partition %d: shard of input partition %d (%s, bytes %d to %d)",
-			id, output, ref.input, at, ref.seg.Offset, ref.seg.Offset+ref.seg.Length)
+		return se
 	}
 	var rc io.ReadCloser
 	var err error
@@ -79,20 +80,21 @@ func readShard(ctx context.Context, st Storage, id string, output int, ref shard
 		rc, err = st.Open(ctx, ref.file, ref.seg.Offset, ref.seg.Length)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", where(), err)
+		return shardErr(err)
 	}
 	defer rc.Close()
 	rd, err := ipc.NewReader(rc, ipc.WithAllocator(mem))
 	if err != nil {
-		if ref.seg.Rows > 0 {
-			return fmt.Errorf("%s: %w (%v)", where(), ErrShardGone, err)
+		var lost *graph.WorkerLostError
+		if ref.seg.Rows > 0 && !errors.As(err, &lost) {
+			return shardErr(fmt.Errorf("%w (%v)", ErrShardGone, err))
 		}
-		return fmt.Errorf("%s: %w", where(), err)
+		return shardErr(err)
 	}
 	defer rd.Release()
 	same := rd.Schema().Equal(schema)
 	if !same && !sameColumns(rd.Schema(), schema) {
-		return fmt.Errorf("%s: rows of schema %s, want %s", where(), rd.Schema(), schema)
+		return shardErr(fmt.Errorf("rows of schema %s, want %s", rd.Schema(), schema))
 	}
 	var rows int64
 	for rd.Next() {
@@ -112,10 +114,10 @@ func readShard(ctx context.Context, st Storage, id string, output int, ref shard
 		}
 	}
 	if err := rd.Err(); err != nil {
-		return fmt.Errorf("%s: %w", where(), err)
+		return shardErr(err)
 	}
 	if rows != ref.seg.Rows {
-		return fmt.Errorf("%s: read %d rows, the manifest says %d: %w", where(), rows, ref.seg.Rows, ErrShardGone)
+		return shardErr(fmt.Errorf("read %d rows, the manifest says %d: %w", rows, ref.seg.Rows, ErrShardGone))
 	}
 	return nil
 }
@@ -306,6 +308,7 @@ type SortedReader struct {
 	mem       *peakAllocator
 	layout    Layout
 	refs      []shardRef
+	attempt   string            // in the names of its run files
 	sorted    arrow.RecordBatch // sorted in memory
 	next      int64             // next row of sorted to return
 	merger    *sortk.Merger
@@ -335,7 +338,7 @@ func OpenSorted(ctx context.Context, st Storage, shuffleID string, output int, m
 		return nil, err
 	}
 	r := &SortedReader{st: st, id: shuffleID, output: output, schema: schema, keys: keys, opts: opts,
-		mem: &peakAllocator{mem: opts.mem()}, layout: layout, refs: refs, batchRows: opts.batchRows()}
+		mem: &peakAllocator{mem: opts.mem()}, layout: layout, refs: refs, batchRows: opts.batchRows(), attempt: newAttempt()}
 	if err := r.open(ctx); err != nil {
 		r.Close(ctx)
 		return nil, err
@@ -548,7 +551,7 @@ func (r *SortedReader) mergeToRun(ctx context.Context, names []string) (string, 
 
 // writeRun writes the batches of a sorted run to a new file of the storage.
 func (r *SortedReader) writeRun(ctx context.Context, batches func(yield func(arrow.RecordBatch) error) error) (string, error) {
-	name := runFile(r.id, r.output, r.stats.Runs)
+	name := runFile(r.id, r.output, r.stats.Runs, r.attempt)
 	r.stats.Runs++
 	wc, err := r.st.Create(ctx, name)
 	if err != nil {

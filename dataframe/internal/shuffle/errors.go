@@ -42,6 +42,37 @@ func (e *DiskFullError) Error() string {
 
 func (e *DiskFullError) Unwrap() error { return e.Err }
 
+// ShardError says that a collect could not read a shard: its file is
+// gone, was freed by an earlier run of the collect, or is damaged, or the
+// worker that holds it cannot be reached (a *graph.WorkerLostError).
+// Running the split of Input again writes it anew.
+type ShardError struct {
+	ShuffleID string
+	Output    int    // the collect's output partition
+	Input     int    // the split's input partition
+	Worker    string // the worker that holds the file, when it is another
+	Path      string // the file: its path, or its name on Worker
+	Offset    int64  // the shard's bytes in it
+	Length    int64
+	Err       error
+}
+
+func (e *ShardError) Error() string {
+	where := fmt.Sprintf("collect of output partition %d: shard of input partition %d (%s, bytes %d to %d)",
+		e.Output, e.Input, e.Path, e.Offset, e.Offset+e.Length)
+	if e.Worker != "" {
+		where = fmt.Sprintf("collect of output partition %d: shard of input partition %d (%s on worker %s, bytes %d to %d)",
+			e.Output, e.Input, e.Path, e.Worker, e.Offset, e.Offset+e.Length)
+	}
+	var lost *graph.WorkerLostError
+	if errors.As(e.Err, &lost) {
+		return fmt.Sprintf("shuffle %s: %v (%s)", e.ShuffleID, lost, where)
+	}
+	return fmt.Sprintf("shuffle %s: %s: %v", e.ShuffleID, where, e.Err)
+}
+
+func (e *ShardError) Unwrap() error { return e.Err }
+
 // isDiskFull reports whether err says the disk is full.
 func isDiskFull(err error) bool { return errors.Is(err, syscall.ENOSPC) }
 
@@ -56,5 +87,6 @@ var ErrShardGone = errors.New("the shard was freed by an earlier collect of this
 // boundary (see graph.RegisterError).
 func init() {
 	graph.RegisterError[DiskFullError]("shuffle.DiskFullError")
+	graph.RegisterError[ShardError]("shuffle.ShardError")
 	graph.RegisterErrorValue("shuffle.ErrShardGone", ErrShardGone)
 }

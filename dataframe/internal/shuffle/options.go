@@ -2,6 +2,7 @@ package shuffle
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -131,14 +132,22 @@ func checkID(id string) error {
 // Dir is the directory of a shuffle's files in its storage.
 func Dir(shuffleID string) string { return "shuffle-" + shuffleID }
 
-func inputFile(id string, input int) string {
-	return fmt.Sprintf("%s/in-%06d.arrows", Dir(id), input)
+// The names of a shuffle's files carry the attempt of the task that wrote
+// them (newAttempt): a split or a collect that runs again, here or on
+// another worker of a shared directory, never writes over the files of
+// an earlier run, which a collect may still be reading.
+
+func inputFile(id string, input int, attempt string) string {
+	return fmt.Sprintf("%s/in-%06d-%s.arrows", Dir(id), input, attempt)
 }
 
-func shardFile(id string, input, output, segment int) string {
-	return fmt.Sprintf("%s/in-%06d-out-%06d-%04d.arrows", Dir(id), input, output, segment)
+func shardFile(id string, input, output, segment int, attempt string) string {
+	return fmt.Sprintf("%s/in-%06d-%s-out-%06d-%04d.arrows", Dir(id), input, attempt, output, segment)
 }
 
-func runFile(id string, output, run int) string {
-	return fmt.Sprintf("%s/out-%06d-run-%04d.arrows", Dir(id), output, run)
+func runFile(id string, output, run int, attempt string) string {
+	return fmt.Sprintf("%s/out-%06d-%s-run-%04d.arrows", Dir(id), output, attempt, run)
 }
+
+// newAttempt names one run of a task: 8 random hexadecimal digits.
+func newAttempt() string { return fmt.Sprintf("%08x", rand.Uint32()) }

@@ -85,6 +85,7 @@ type Splitter struct {
 	pendBy  int64                 // bytes held by pending
 	files   []*outFile
 	man     *Manifest
+	attempt string // in the names of its files
 	err     error
 	done    bool
 }
@@ -130,6 +131,7 @@ func NewSplitter(st Storage, shuffleID string, input int, schema *arrow.Schema, 
 		return nil, fmt.Errorf("shuffle %s: split of input partition %d into %d outputs: want m >= 1, input >= 0, a storage, a partitioner and a schema", shuffleID, input, m)
 	}
 	s := &Splitter{st: st, id: shuffleID, input: input, schema: schema, p: p, m: m, opts: opts, mem: opts.mem(),
+		attempt: newAttempt(),
 		pending: make([][]arrow.RecordBatch, m),
 		man:     &Manifest{ShuffleID: shuffleID, Input: input, Layout: opts.Layout, Outputs: make([]Shard, m)}}
 	if ps, ok := st.(PeerStorage); ok {
@@ -261,9 +263,9 @@ func (s *Splitter) flush(ctx context.Context) error {
 // (FilePerShard), which writeSegment closes once written, so that a split
 // holds one file open whatever the number of outputs.
 func (s *Splitter) file(ctx context.Context, j int) (int, *outFile, error) {
-	name := inputFile(s.id, s.input)
+	name := inputFile(s.id, s.input, s.attempt)
 	if s.opts.Layout == FilePerShard {
-		name = shardFile(s.id, s.input, j, len(s.man.Outputs[j].Segments))
+		name = shardFile(s.id, s.input, j, len(s.man.Outputs[j].Segments), s.attempt)
 	} else if len(s.files) > 0 {
 		return 0, s.files[0], nil
 	}
