@@ -153,8 +153,9 @@ func TestBadMessages(t *testing.T) {
 			marshal(t, &wire.WorkerUp{Msg: &wire.WorkerUp_Register{Register: &wire.RegisterWorker{
 				Address: "127.0.0.1:1", Threads: 1, Registry: reg}}}),
 			marshal(t, &wire.WorkerUp{Msg: &wire.WorkerUp_Batch{Batch: &wire.WorkerBatch{
-				Done:    []*wire.TaskDone{{Key: "nope", Id: 1 << 30}, {Key: "", Id: -5, Error: &wire.Error{Kind: 99}}},
-				Missing: []string{"x", ""}, Memory: &wire.Memory{Managed: -1, Process: -1}}}}),
+				Done:        []*wire.TaskDone{{Key: "nope", Id: 1 << 30}, {Key: "", Id: -5, Error: &wire.Error{Kind: 99}}},
+				MissingFrom: []*wire.MissingKey{{Key: "x", From: []string{"127.0.0.1:9", ""}}, {}},
+				Memory:      &wire.Memory{Managed: -1, Process: -1}}}}),
 		}, codes.OK},
 		{"worker: registry differs", workerDesc, [][]byte{marshal(t, &wire.WorkerUp{Msg: &wire.WorkerUp_Register{
 			Register: &wire.RegisterWorker{Address: "127.0.0.1:2", Threads: 1, Registry: &wire.Registry{}}}})}, codes.OK},

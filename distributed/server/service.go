@@ -313,20 +313,23 @@ func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 		s.flush()
 		return // reports about values the worker dropped when it was reset
 	}
-	// A worker that could not get a value the core believes it holds (a
-	// fetch from a peer that died) must be reset: the core would otherwise
-	// keep placing tasks there.
-	missing := b.Missing
-	for _, d := range b.Done {
-		if md := d.Error.Find(wire.Error_MISSING_DATA); md != nil {
-			missing = append(missing, md.MissingKeys...)
+	// What the worker could not get: neither it nor the peers it asked
+	// hold it, whatever the core believed (a peer died, or dropped it); a
+	// value held nowhere any more is computed again. Heard before the
+	// failures of the tasks that needed it, so that they wait for it.
+	for _, mk := range b.MissingFrom {
+		keys := []graph.Key{graph.Key(mk.Key)}
+		for _, w := range append([]string{wc.addr}, mk.From...) {
+			s.handle(&scheduler.DataMissing{Meta: scheduler.Meta{Time: t}, Worker: w, Keys: keys})
 		}
 	}
-	for _, k := range missing {
-		if ti, ok := s.state.Task(graph.Key(k)); ok && contains(ti.Who, wc.addr) {
-			s.resetWorker(wc, fmt.Sprintf("it lost %q, which it was to fetch from a peer", k))
-			s.flush()
-			return
+	for _, d := range b.Done {
+		if md := d.Error.Find(wire.Error_MISSING_DATA); md != nil {
+			keys := make([]graph.Key, len(md.MissingKeys))
+			for i, k := range md.MissingKeys {
+				keys[i] = graph.Key(k)
+			}
+			s.handle(&scheduler.DataMissing{Meta: scheduler.Meta{Time: t}, Worker: wc.addr, Keys: keys})
 		}
 	}
 	for _, d := range b.Done {
@@ -349,33 +352,26 @@ func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 			ev = &scheduler.TaskFinished{Meta: scheduler.Meta{Time: t}, Key: graph.Key(d.Key), ID: d.Id,
 				Worker: wc.addr, Size: d.Size, Start: start, Duration: time.Duration(d.DurationNanos)}
 		} else {
+			err := wire.DecodeError(d.Error)
+			s.explainLost(err)
 			ev = &scheduler.TaskFailed{Meta: scheduler.Meta{Time: t}, Key: graph.Key(d.Key), ID: d.Id,
-				Worker: wc.addr, Err: wire.DecodeError(d.Error), Start: start, Duration: time.Duration(d.DurationNanos)}
+				Worker: wc.addr, Err: err, Start: start, Duration: time.Duration(d.DurationNanos)}
 		}
 		s.handle(ev)
 	}
 	s.flush()
 }
 
-// resetWorker makes the core forget everything a worker holds or runs, and
-// tells the worker to drop it all. Called with s.mu held.
-func (s *Server) resetWorker(wc *workerConn, reason string) {
-	s.logger.Warn("resetting worker", "worker", wc.addr, "reason", reason)
-	wc.epoch++
-	wc.out = nil
-	wc.reset = true
-	s.handle(&scheduler.WorkerRemoved{Meta: now(), Worker: wc.addr, Reason: "reset: " + reason})
-	s.handle(&scheduler.WorkerAdded{Meta: now(), Worker: wc.sinfo})
-	s.touch(&wc.box)
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
+// explainLost says, in a task's error about a worker it could not reach,
+// why the scheduler removed that worker, when it did. Called with s.mu
+// held.
+func (s *Server) explainLost(err error) {
+	var lost *graph.WorkerLostError
+	if errors.As(err, &lost) && lost.Reason == "" {
+		if g := s.gone[lost.Worker]; g != nil {
+			lost.Reason = g.reason
 		}
 	}
-	return false
 }
 
 func (x *service) ClientStream(stream wire.Scheduler_ClientStreamServer) error {

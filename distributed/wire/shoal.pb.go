@@ -652,9 +652,10 @@ type WorkerBatch struct {
 	Epoch  uint64      `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	Done   []*TaskDone `protobuf:"bytes,2,rep,name=done,proto3" json:"done,omitempty"`
 	Memory *Memory     `protobuf:"bytes,3,opt,name=memory,proto3" json:"memory,omitempty"`
-	// Keys the worker was told it would hold (by Fetch) but could not get.
-	Missing []string     `protobuf:"bytes,4,rep,name=missing,proto3" json:"missing,omitempty"`
-	Logs    []*LogRecord `protobuf:"bytes,5,rep,name=logs,proto3" json:"logs,omitempty"`
+	// Keys the worker was told it would hold (by Fetch) but could not get,
+	// with the peers it tried to get each from.
+	MissingFrom []*MissingKey `protobuf:"bytes,500,rep,name=missing_from,json=missingFrom,proto3" json:"missing_from,omitempty"`
+	Logs        []*LogRecord  `protobuf:"bytes,5,rep,name=logs,proto3" json:"logs,omitempty"`
 	// Sent with heartbeats (Memory set): what was added to the fine
 	// performance metrics since the last heartbeat, the CPU profile windows
 	// cut since, what moved to and from peers since, and the worker's use
@@ -720,9 +721,9 @@ func (x *WorkerBatch) GetMemory() *Memory {
 	return nil
 }
 
-func (x *WorkerBatch) GetMissing() []string {
+func (x *WorkerBatch) GetMissingFrom() []*MissingKey {
 	if x != nil {
-		return x.Missing
+		return x.MissingFrom
 	}
 	return nil
 }
@@ -776,6 +777,59 @@ func (x *WorkerBatch) GetPong() int64 {
 	return 0
 }
 
+// MissingKey is a key a worker could not fetch, and the peers it tried.
+type MissingKey struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	From          []string               `protobuf:"bytes,2,rep,name=from,proto3" json:"from,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MissingKey) Reset() {
+	*x = MissingKey{}
+	mi := &file_shoal_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MissingKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MissingKey) ProtoMessage() {}
+
+func (x *MissingKey) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MissingKey.ProtoReflect.Descriptor instead.
+func (*MissingKey) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *MissingKey) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *MissingKey) GetFrom() []string {
+	if x != nil {
+		return x.From
+	}
+	return nil
+}
+
 // ShuffleIO is what the tasks of one group of a shuffle (its splits, or
 // its collects) wrote to and read from shuffle files on a worker since
 // the last heartbeat.
@@ -790,7 +844,7 @@ type ShuffleIO struct {
 
 func (x *ShuffleIO) Reset() {
 	*x = ShuffleIO{}
-	mi := &file_shoal_proto_msgTypes[7]
+	mi := &file_shoal_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -802,7 +856,7 @@ func (x *ShuffleIO) String() string {
 func (*ShuffleIO) ProtoMessage() {}
 
 func (x *ShuffleIO) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[7]
+	mi := &file_shoal_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -815,7 +869,7 @@ func (x *ShuffleIO) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShuffleIO.ProtoReflect.Descriptor instead.
 func (*ShuffleIO) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{7}
+	return file_shoal_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ShuffleIO) GetGroup() string {
@@ -853,7 +907,7 @@ type FineMetric struct {
 
 func (x *FineMetric) Reset() {
 	*x = FineMetric{}
-	mi := &file_shoal_proto_msgTypes[8]
+	mi := &file_shoal_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +919,7 @@ func (x *FineMetric) String() string {
 func (*FineMetric) ProtoMessage() {}
 
 func (x *FineMetric) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[8]
+	mi := &file_shoal_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +932,7 @@ func (x *FineMetric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FineMetric.ProtoReflect.Descriptor instead.
 func (*FineMetric) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{8}
+	return file_shoal_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FineMetric) GetPrefix() string {
@@ -928,7 +982,7 @@ type ProfileWindow struct {
 
 func (x *ProfileWindow) Reset() {
 	*x = ProfileWindow{}
-	mi := &file_shoal_proto_msgTypes[9]
+	mi := &file_shoal_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +994,7 @@ func (x *ProfileWindow) String() string {
 func (*ProfileWindow) ProtoMessage() {}
 
 func (x *ProfileWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[9]
+	mi := &file_shoal_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1007,7 @@ func (x *ProfileWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileWindow.ProtoReflect.Descriptor instead.
 func (*ProfileWindow) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{9}
+	return file_shoal_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ProfileWindow) GetStartUnixNano() int64 {
@@ -993,7 +1047,7 @@ type TransferStat struct {
 
 func (x *TransferStat) Reset() {
 	*x = TransferStat{}
-	mi := &file_shoal_proto_msgTypes[10]
+	mi := &file_shoal_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1059,7 @@ func (x *TransferStat) String() string {
 func (*TransferStat) ProtoMessage() {}
 
 func (x *TransferStat) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[10]
+	mi := &file_shoal_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1072,7 @@ func (x *TransferStat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferStat.ProtoReflect.Descriptor instead.
 func (*TransferStat) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{10}
+	return file_shoal_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TransferStat) GetPeer() string {
@@ -1080,7 +1134,7 @@ type WorkerStats struct {
 
 func (x *WorkerStats) Reset() {
 	*x = WorkerStats{}
-	mi := &file_shoal_proto_msgTypes[11]
+	mi := &file_shoal_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1092,7 +1146,7 @@ func (x *WorkerStats) String() string {
 func (*WorkerStats) ProtoMessage() {}
 
 func (x *WorkerStats) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[11]
+	mi := &file_shoal_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1105,7 +1159,7 @@ func (x *WorkerStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerStats.ProtoReflect.Descriptor instead.
 func (*WorkerStats) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{11}
+	return file_shoal_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WorkerStats) GetCpuSeconds() float64 {
@@ -1177,7 +1231,7 @@ type DiskUsage struct {
 
 func (x *DiskUsage) Reset() {
 	*x = DiskUsage{}
-	mi := &file_shoal_proto_msgTypes[12]
+	mi := &file_shoal_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1189,7 +1243,7 @@ func (x *DiskUsage) String() string {
 func (*DiskUsage) ProtoMessage() {}
 
 func (x *DiskUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[12]
+	mi := &file_shoal_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1202,7 +1256,7 @@ func (x *DiskUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiskUsage.ProtoReflect.Descriptor instead.
 func (*DiskUsage) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{12}
+	return file_shoal_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DiskUsage) GetName() string {
@@ -1252,7 +1306,7 @@ type ShuffleDisk struct {
 
 func (x *ShuffleDisk) Reset() {
 	*x = ShuffleDisk{}
-	mi := &file_shoal_proto_msgTypes[13]
+	mi := &file_shoal_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1264,7 +1318,7 @@ func (x *ShuffleDisk) String() string {
 func (*ShuffleDisk) ProtoMessage() {}
 
 func (x *ShuffleDisk) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[13]
+	mi := &file_shoal_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1277,7 +1331,7 @@ func (x *ShuffleDisk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShuffleDisk.ProtoReflect.Descriptor instead.
 func (*ShuffleDisk) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{13}
+	return file_shoal_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ShuffleDisk) GetId() string {
@@ -1308,7 +1362,7 @@ type TaskDone struct {
 
 func (x *TaskDone) Reset() {
 	*x = TaskDone{}
-	mi := &file_shoal_proto_msgTypes[14]
+	mi := &file_shoal_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1320,7 +1374,7 @@ func (x *TaskDone) String() string {
 func (*TaskDone) ProtoMessage() {}
 
 func (x *TaskDone) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[14]
+	mi := &file_shoal_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1333,7 +1387,7 @@ func (x *TaskDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDone.ProtoReflect.Descriptor instead.
 func (*TaskDone) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{14}
+	return file_shoal_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TaskDone) GetKey() string {
@@ -1389,7 +1443,7 @@ type Memory struct {
 
 func (x *Memory) Reset() {
 	*x = Memory{}
-	mi := &file_shoal_proto_msgTypes[15]
+	mi := &file_shoal_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1455,7 @@ func (x *Memory) String() string {
 func (*Memory) ProtoMessage() {}
 
 func (x *Memory) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[15]
+	mi := &file_shoal_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1468,7 @@ func (x *Memory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Memory.ProtoReflect.Descriptor instead.
 func (*Memory) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{15}
+	return file_shoal_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Memory) GetManaged() int64 {
@@ -1452,7 +1506,7 @@ type WorkerDown struct {
 
 func (x *WorkerDown) Reset() {
 	*x = WorkerDown{}
-	mi := &file_shoal_proto_msgTypes[16]
+	mi := &file_shoal_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1464,7 +1518,7 @@ func (x *WorkerDown) String() string {
 func (*WorkerDown) ProtoMessage() {}
 
 func (x *WorkerDown) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[16]
+	mi := &file_shoal_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1477,7 +1531,7 @@ func (x *WorkerDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerDown.ProtoReflect.Descriptor instead.
 func (*WorkerDown) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{16}
+	return file_shoal_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WorkerDown) GetMsg() isWorkerDown_Msg {
@@ -1547,7 +1601,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_shoal_proto_msgTypes[17]
+	mi := &file_shoal_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +1613,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[17]
+	mi := &file_shoal_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +1626,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{17}
+	return file_shoal_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Welcome) GetSchedulerId() string {
@@ -1615,7 +1669,7 @@ type WorkerInstructions struct {
 
 func (x *WorkerInstructions) Reset() {
 	*x = WorkerInstructions{}
-	mi := &file_shoal_proto_msgTypes[18]
+	mi := &file_shoal_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1627,7 +1681,7 @@ func (x *WorkerInstructions) String() string {
 func (*WorkerInstructions) ProtoMessage() {}
 
 func (x *WorkerInstructions) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[18]
+	mi := &file_shoal_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1640,7 +1694,7 @@ func (x *WorkerInstructions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInstructions.ProtoReflect.Descriptor instead.
 func (*WorkerInstructions) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{18}
+	return file_shoal_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WorkerInstructions) GetReset_() bool {
@@ -1693,7 +1747,7 @@ type Instruction struct {
 
 func (x *Instruction) Reset() {
 	*x = Instruction{}
-	mi := &file_shoal_proto_msgTypes[19]
+	mi := &file_shoal_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1759,7 @@ func (x *Instruction) String() string {
 func (*Instruction) ProtoMessage() {}
 
 func (x *Instruction) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[19]
+	mi := &file_shoal_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +1772,7 @@ func (x *Instruction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Instruction.ProtoReflect.Descriptor instead.
 func (*Instruction) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{19}
+	return file_shoal_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Instruction) GetOp() isInstruction_Op {
@@ -1808,7 +1862,7 @@ type RunTask struct {
 
 func (x *RunTask) Reset() {
 	*x = RunTask{}
-	mi := &file_shoal_proto_msgTypes[20]
+	mi := &file_shoal_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +1874,7 @@ func (x *RunTask) String() string {
 func (*RunTask) ProtoMessage() {}
 
 func (x *RunTask) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[20]
+	mi := &file_shoal_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +1887,7 @@ func (x *RunTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTask.ProtoReflect.Descriptor instead.
 func (*RunTask) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{20}
+	return file_shoal_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RunTask) GetId() int32 {
@@ -1903,7 +1957,7 @@ type FetchKey struct {
 
 func (x *FetchKey) Reset() {
 	*x = FetchKey{}
-	mi := &file_shoal_proto_msgTypes[21]
+	mi := &file_shoal_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1915,7 +1969,7 @@ func (x *FetchKey) String() string {
 func (*FetchKey) ProtoMessage() {}
 
 func (x *FetchKey) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[21]
+	mi := &file_shoal_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1928,7 +1982,7 @@ func (x *FetchKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchKey.ProtoReflect.Descriptor instead.
 func (*FetchKey) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{21}
+	return file_shoal_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *FetchKey) GetKey() string {
@@ -1961,7 +2015,7 @@ type ReleaseKey struct {
 
 func (x *ReleaseKey) Reset() {
 	*x = ReleaseKey{}
-	mi := &file_shoal_proto_msgTypes[22]
+	mi := &file_shoal_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1973,7 +2027,7 @@ func (x *ReleaseKey) String() string {
 func (*ReleaseKey) ProtoMessage() {}
 
 func (x *ReleaseKey) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[22]
+	mi := &file_shoal_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1986,7 +2040,7 @@ func (x *ReleaseKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseKey.ProtoReflect.Descriptor instead.
 func (*ReleaseKey) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{22}
+	return file_shoal_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReleaseKey) GetKey() string {
@@ -2008,7 +2062,7 @@ type CancelTask struct {
 
 func (x *CancelTask) Reset() {
 	*x = CancelTask{}
-	mi := &file_shoal_proto_msgTypes[23]
+	mi := &file_shoal_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2020,7 +2074,7 @@ func (x *CancelTask) String() string {
 func (*CancelTask) ProtoMessage() {}
 
 func (x *CancelTask) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[23]
+	mi := &file_shoal_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2033,7 +2087,7 @@ func (x *CancelTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTask.ProtoReflect.Descriptor instead.
 func (*CancelTask) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{23}
+	return file_shoal_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CancelTask) GetKey() string {
@@ -2063,7 +2117,7 @@ type ClientUp struct {
 
 func (x *ClientUp) Reset() {
 	*x = ClientUp{}
-	mi := &file_shoal_proto_msgTypes[24]
+	mi := &file_shoal_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2075,7 +2129,7 @@ func (x *ClientUp) String() string {
 func (*ClientUp) ProtoMessage() {}
 
 func (x *ClientUp) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[24]
+	mi := &file_shoal_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2088,7 +2142,7 @@ func (x *ClientUp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientUp.ProtoReflect.Descriptor instead.
 func (*ClientUp) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{24}
+	return file_shoal_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ClientUp) GetMsg() isClientUp_Msg {
@@ -2144,7 +2198,7 @@ type RegisterClient struct {
 
 func (x *RegisterClient) Reset() {
 	*x = RegisterClient{}
-	mi := &file_shoal_proto_msgTypes[25]
+	mi := &file_shoal_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2156,7 +2210,7 @@ func (x *RegisterClient) String() string {
 func (*RegisterClient) ProtoMessage() {}
 
 func (x *RegisterClient) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[25]
+	mi := &file_shoal_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2169,7 +2223,7 @@ func (x *RegisterClient) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterClient.ProtoReflect.Descriptor instead.
 func (*RegisterClient) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{25}
+	return file_shoal_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RegisterClient) GetName() string {
@@ -2204,7 +2258,7 @@ type ClientBatch struct {
 
 func (x *ClientBatch) Reset() {
 	*x = ClientBatch{}
-	mi := &file_shoal_proto_msgTypes[26]
+	mi := &file_shoal_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2216,7 +2270,7 @@ func (x *ClientBatch) String() string {
 func (*ClientBatch) ProtoMessage() {}
 
 func (x *ClientBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[26]
+	mi := &file_shoal_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2229,7 +2283,7 @@ func (x *ClientBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientBatch.ProtoReflect.Descriptor instead.
 func (*ClientBatch) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{26}
+	return file_shoal_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ClientBatch) GetSubmit() []*Submit {
@@ -2267,7 +2321,7 @@ type Submit struct {
 
 func (x *Submit) Reset() {
 	*x = Submit{}
-	mi := &file_shoal_proto_msgTypes[27]
+	mi := &file_shoal_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2279,7 +2333,7 @@ func (x *Submit) String() string {
 func (*Submit) ProtoMessage() {}
 
 func (x *Submit) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[27]
+	mi := &file_shoal_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2292,7 +2346,7 @@ func (x *Submit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Submit.ProtoReflect.Descriptor instead.
 func (*Submit) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{27}
+	return file_shoal_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Submit) GetComputation() string {
@@ -2334,7 +2388,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_shoal_proto_msgTypes[28]
+	mi := &file_shoal_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2346,7 +2400,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[28]
+	mi := &file_shoal_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2359,7 +2413,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{28}
+	return file_shoal_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Release) GetComputation() string {
@@ -2388,7 +2442,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_shoal_proto_msgTypes[29]
+	mi := &file_shoal_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2400,7 +2454,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[29]
+	mi := &file_shoal_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2413,7 +2467,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{29}
+	return file_shoal_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Cancel) GetComputation() string {
@@ -2451,7 +2505,7 @@ type ClientDown struct {
 
 func (x *ClientDown) Reset() {
 	*x = ClientDown{}
-	mi := &file_shoal_proto_msgTypes[30]
+	mi := &file_shoal_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2463,7 +2517,7 @@ func (x *ClientDown) String() string {
 func (*ClientDown) ProtoMessage() {}
 
 func (x *ClientDown) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[30]
+	mi := &file_shoal_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2476,7 +2530,7 @@ func (x *ClientDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientDown.ProtoReflect.Descriptor instead.
 func (*ClientDown) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{30}
+	return file_shoal_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ClientDown) GetMsg() isClientDown_Msg {
@@ -2546,7 +2600,7 @@ type ClientReports struct {
 
 func (x *ClientReports) Reset() {
 	*x = ClientReports{}
-	mi := &file_shoal_proto_msgTypes[31]
+	mi := &file_shoal_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2558,7 +2612,7 @@ func (x *ClientReports) String() string {
 func (*ClientReports) ProtoMessage() {}
 
 func (x *ClientReports) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[31]
+	mi := &file_shoal_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2571,7 +2625,7 @@ func (x *ClientReports) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientReports.ProtoReflect.Descriptor instead.
 func (*ClientReports) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{31}
+	return file_shoal_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ClientReports) GetResults() []*KeyResult {
@@ -2608,7 +2662,7 @@ type KeyResult struct {
 
 func (x *KeyResult) Reset() {
 	*x = KeyResult{}
-	mi := &file_shoal_proto_msgTypes[32]
+	mi := &file_shoal_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2620,7 +2674,7 @@ func (x *KeyResult) String() string {
 func (*KeyResult) ProtoMessage() {}
 
 func (x *KeyResult) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[32]
+	mi := &file_shoal_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2633,7 +2687,7 @@ func (x *KeyResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyResult.ProtoReflect.Descriptor instead.
 func (*KeyResult) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{32}
+	return file_shoal_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *KeyResult) GetComputation() string {
@@ -2683,7 +2737,7 @@ type KeyError struct {
 
 func (x *KeyError) Reset() {
 	*x = KeyError{}
-	mi := &file_shoal_proto_msgTypes[33]
+	mi := &file_shoal_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2695,7 +2749,7 @@ func (x *KeyError) String() string {
 func (*KeyError) ProtoMessage() {}
 
 func (x *KeyError) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[33]
+	mi := &file_shoal_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2708,7 +2762,7 @@ func (x *KeyError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyError.ProtoReflect.Descriptor instead.
 func (*KeyError) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{33}
+	return file_shoal_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *KeyError) GetComputation() string {
@@ -2764,7 +2818,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_shoal_proto_msgTypes[34]
+	mi := &file_shoal_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2776,7 +2830,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[34]
+	mi := &file_shoal_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2789,7 +2843,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{34}
+	return file_shoal_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Event) GetTimeUnixNano() int64 {
@@ -2912,7 +2966,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_shoal_proto_msgTypes[35]
+	mi := &file_shoal_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2924,7 +2978,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[35]
+	mi := &file_shoal_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2937,7 +2991,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{35}
+	return file_shoal_proto_rawDescGZIP(), []int{36}
 }
 
 type WorkerInfo struct {
@@ -2961,7 +3015,7 @@ type WorkerInfo struct {
 
 func (x *WorkerInfo) Reset() {
 	*x = WorkerInfo{}
-	mi := &file_shoal_proto_msgTypes[36]
+	mi := &file_shoal_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2973,7 +3027,7 @@ func (x *WorkerInfo) String() string {
 func (*WorkerInfo) ProtoMessage() {}
 
 func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[36]
+	mi := &file_shoal_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2986,7 +3040,7 @@ func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
 func (*WorkerInfo) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{36}
+	return file_shoal_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WorkerInfo) GetAddress() string {
@@ -3095,7 +3149,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_shoal_proto_msgTypes[37]
+	mi := &file_shoal_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3107,7 +3161,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[37]
+	mi := &file_shoal_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3120,7 +3174,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{37}
+	return file_shoal_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ClusterInfo) GetSchedulerId() string {
@@ -3185,7 +3239,7 @@ type GetValues struct {
 
 func (x *GetValues) Reset() {
 	*x = GetValues{}
-	mi := &file_shoal_proto_msgTypes[38]
+	mi := &file_shoal_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3197,7 +3251,7 @@ func (x *GetValues) String() string {
 func (*GetValues) ProtoMessage() {}
 
 func (x *GetValues) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[38]
+	mi := &file_shoal_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3210,7 +3264,7 @@ func (x *GetValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetValues.ProtoReflect.Descriptor instead.
 func (*GetValues) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{38}
+	return file_shoal_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetValues) GetKeys() []string {
@@ -3234,7 +3288,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_shoal_proto_msgTypes[39]
+	mi := &file_shoal_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3246,7 +3300,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[39]
+	mi := &file_shoal_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3259,7 +3313,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{39}
+	return file_shoal_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Value) GetKey() string {
@@ -3298,7 +3352,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_shoal_proto_msgTypes[40]
+	mi := &file_shoal_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3310,7 +3364,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[40]
+	mi := &file_shoal_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3323,7 +3377,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{40}
+	return file_shoal_proto_rawDescGZIP(), []int{41}
 }
 
 type WorkerExit struct {
@@ -3341,7 +3395,7 @@ type WorkerExit struct {
 
 func (x *WorkerExit) Reset() {
 	*x = WorkerExit{}
-	mi := &file_shoal_proto_msgTypes[41]
+	mi := &file_shoal_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3353,7 +3407,7 @@ func (x *WorkerExit) String() string {
 func (*WorkerExit) ProtoMessage() {}
 
 func (x *WorkerExit) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[41]
+	mi := &file_shoal_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3366,7 +3420,7 @@ func (x *WorkerExit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerExit.ProtoReflect.Descriptor instead.
 func (*WorkerExit) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{41}
+	return file_shoal_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WorkerExit) GetAddress() string {
@@ -3408,7 +3462,7 @@ type LogsRequest struct {
 
 func (x *LogsRequest) Reset() {
 	*x = LogsRequest{}
-	mi := &file_shoal_proto_msgTypes[42]
+	mi := &file_shoal_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3420,7 +3474,7 @@ func (x *LogsRequest) String() string {
 func (*LogsRequest) ProtoMessage() {}
 
 func (x *LogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[42]
+	mi := &file_shoal_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3433,7 +3487,7 @@ func (x *LogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsRequest.ProtoReflect.Descriptor instead.
 func (*LogsRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{42}
+	return file_shoal_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *LogsRequest) GetN() int32 {
@@ -3467,7 +3521,7 @@ type LogList struct {
 
 func (x *LogList) Reset() {
 	*x = LogList{}
-	mi := &file_shoal_proto_msgTypes[43]
+	mi := &file_shoal_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3479,7 +3533,7 @@ func (x *LogList) String() string {
 func (*LogList) ProtoMessage() {}
 
 func (x *LogList) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[43]
+	mi := &file_shoal_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3492,7 +3546,7 @@ func (x *LogList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogList.ProtoReflect.Descriptor instead.
 func (*LogList) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{43}
+	return file_shoal_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *LogList) GetRecords() []*LogRecord {
@@ -3519,7 +3573,7 @@ type LogsReply struct {
 
 func (x *LogsReply) Reset() {
 	*x = LogsReply{}
-	mi := &file_shoal_proto_msgTypes[44]
+	mi := &file_shoal_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3531,7 +3585,7 @@ func (x *LogsReply) String() string {
 func (*LogsReply) ProtoMessage() {}
 
 func (x *LogsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[44]
+	mi := &file_shoal_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3544,7 +3598,7 @@ func (x *LogsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsReply.ProtoReflect.Descriptor instead.
 func (*LogsReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{44}
+	return file_shoal_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *LogsReply) GetScheduler() []*LogRecord {
@@ -3573,7 +3627,7 @@ type TopicEvent struct {
 
 func (x *TopicEvent) Reset() {
 	*x = TopicEvent{}
-	mi := &file_shoal_proto_msgTypes[45]
+	mi := &file_shoal_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3585,7 +3639,7 @@ func (x *TopicEvent) String() string {
 func (*TopicEvent) ProtoMessage() {}
 
 func (x *TopicEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[45]
+	mi := &file_shoal_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3598,7 +3652,7 @@ func (x *TopicEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopicEvent.ProtoReflect.Descriptor instead.
 func (*TopicEvent) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{45}
+	return file_shoal_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TopicEvent) GetTopic() string {
@@ -3638,7 +3692,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_shoal_proto_msgTypes[46]
+	mi := &file_shoal_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3650,7 +3704,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[46]
+	mi := &file_shoal_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3663,7 +3717,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{46}
+	return file_shoal_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *EventsRequest) GetTopic() string {
@@ -3682,7 +3736,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_shoal_proto_msgTypes[47]
+	mi := &file_shoal_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3694,7 +3748,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[47]
+	mi := &file_shoal_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3707,7 +3761,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{47}
+	return file_shoal_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *EventsReply) GetEvents() []*TopicEvent {
@@ -3730,7 +3784,7 @@ type PublishRequest struct {
 
 func (x *PublishRequest) Reset() {
 	*x = PublishRequest{}
-	mi := &file_shoal_proto_msgTypes[48]
+	mi := &file_shoal_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3742,7 +3796,7 @@ func (x *PublishRequest) String() string {
 func (*PublishRequest) ProtoMessage() {}
 
 func (x *PublishRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[48]
+	mi := &file_shoal_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3755,7 +3809,7 @@ func (x *PublishRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishRequest.ProtoReflect.Descriptor instead.
 func (*PublishRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{48}
+	return file_shoal_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *PublishRequest) GetName() string {
@@ -3795,7 +3849,7 @@ type DatasetRequest struct {
 
 func (x *DatasetRequest) Reset() {
 	*x = DatasetRequest{}
-	mi := &file_shoal_proto_msgTypes[49]
+	mi := &file_shoal_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3807,7 +3861,7 @@ func (x *DatasetRequest) String() string {
 func (*DatasetRequest) ProtoMessage() {}
 
 func (x *DatasetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[49]
+	mi := &file_shoal_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3820,7 +3874,7 @@ func (x *DatasetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatasetRequest.ProtoReflect.Descriptor instead.
 func (*DatasetRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{49}
+	return file_shoal_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DatasetRequest) GetName() string {
@@ -3841,7 +3895,7 @@ type Dataset struct {
 
 func (x *Dataset) Reset() {
 	*x = Dataset{}
-	mi := &file_shoal_proto_msgTypes[50]
+	mi := &file_shoal_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3853,7 +3907,7 @@ func (x *Dataset) String() string {
 func (*Dataset) ProtoMessage() {}
 
 func (x *Dataset) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[50]
+	mi := &file_shoal_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3866,7 +3920,7 @@ func (x *Dataset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dataset.ProtoReflect.Descriptor instead.
 func (*Dataset) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{50}
+	return file_shoal_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Dataset) GetName() string {
@@ -3899,7 +3953,7 @@ type DatasetList struct {
 
 func (x *DatasetList) Reset() {
 	*x = DatasetList{}
-	mi := &file_shoal_proto_msgTypes[51]
+	mi := &file_shoal_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3911,7 +3965,7 @@ func (x *DatasetList) String() string {
 func (*DatasetList) ProtoMessage() {}
 
 func (x *DatasetList) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[51]
+	mi := &file_shoal_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3924,7 +3978,7 @@ func (x *DatasetList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatasetList.ProtoReflect.Descriptor instead.
 func (*DatasetList) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{51}
+	return file_shoal_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DatasetList) GetNames() []string {
@@ -3944,7 +3998,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_shoal_proto_msgTypes[52]
+	mi := &file_shoal_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3956,7 +4010,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[52]
+	mi := &file_shoal_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3969,7 +4023,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{52}
+	return file_shoal_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *RunRequest) GetGraph() []byte {
@@ -3996,7 +4050,7 @@ type RunReply struct {
 
 func (x *RunReply) Reset() {
 	*x = RunReply{}
-	mi := &file_shoal_proto_msgTypes[53]
+	mi := &file_shoal_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4008,7 +4062,7 @@ func (x *RunReply) String() string {
 func (*RunReply) ProtoMessage() {}
 
 func (x *RunReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[53]
+	mi := &file_shoal_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4021,7 +4075,7 @@ func (x *RunReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunReply.ProtoReflect.Descriptor instead.
 func (*RunReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{53}
+	return file_shoal_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *RunReply) GetValue() []byte {
@@ -4048,7 +4102,7 @@ type PluginRequest struct {
 
 func (x *PluginRequest) Reset() {
 	*x = PluginRequest{}
-	mi := &file_shoal_proto_msgTypes[54]
+	mi := &file_shoal_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4060,7 +4114,7 @@ func (x *PluginRequest) String() string {
 func (*PluginRequest) ProtoMessage() {}
 
 func (x *PluginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[54]
+	mi := &file_shoal_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4073,7 +4127,7 @@ func (x *PluginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginRequest.ProtoReflect.Descriptor instead.
 func (*PluginRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{54}
+	return file_shoal_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *PluginRequest) GetName() string {
@@ -4100,7 +4154,7 @@ type PluginStatus struct {
 
 func (x *PluginStatus) Reset() {
 	*x = PluginStatus{}
-	mi := &file_shoal_proto_msgTypes[55]
+	mi := &file_shoal_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4112,7 +4166,7 @@ func (x *PluginStatus) String() string {
 func (*PluginStatus) ProtoMessage() {}
 
 func (x *PluginStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[55]
+	mi := &file_shoal_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4125,7 +4179,7 @@ func (x *PluginStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatus.ProtoReflect.Descriptor instead.
 func (*PluginStatus) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{55}
+	return file_shoal_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *PluginStatus) GetWorker() string {
@@ -4151,7 +4205,7 @@ type PluginReply struct {
 
 func (x *PluginReply) Reset() {
 	*x = PluginReply{}
-	mi := &file_shoal_proto_msgTypes[56]
+	mi := &file_shoal_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4163,7 +4217,7 @@ func (x *PluginReply) String() string {
 func (*PluginReply) ProtoMessage() {}
 
 func (x *PluginReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[56]
+	mi := &file_shoal_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4176,7 +4230,7 @@ func (x *PluginReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginReply.ProtoReflect.Descriptor instead.
 func (*PluginReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{56}
+	return file_shoal_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *PluginReply) GetStatuses() []*PluginStatus {
@@ -4198,7 +4252,7 @@ type ProfileRequest struct {
 
 func (x *ProfileRequest) Reset() {
 	*x = ProfileRequest{}
-	mi := &file_shoal_proto_msgTypes[57]
+	mi := &file_shoal_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4210,7 +4264,7 @@ func (x *ProfileRequest) String() string {
 func (*ProfileRequest) ProtoMessage() {}
 
 func (x *ProfileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[57]
+	mi := &file_shoal_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4223,7 +4277,7 @@ func (x *ProfileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileRequest.ProtoReflect.Descriptor instead.
 func (*ProfileRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{57}
+	return file_shoal_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ProfileRequest) GetStartUnixNano() int64 {
@@ -4263,7 +4317,7 @@ type ProfileReply struct {
 
 func (x *ProfileReply) Reset() {
 	*x = ProfileReply{}
-	mi := &file_shoal_proto_msgTypes[58]
+	mi := &file_shoal_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4275,7 +4329,7 @@ func (x *ProfileReply) String() string {
 func (*ProfileReply) ProtoMessage() {}
 
 func (x *ProfileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[58]
+	mi := &file_shoal_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4288,7 +4342,7 @@ func (x *ProfileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileReply.ProtoReflect.Descriptor instead.
 func (*ProfileReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{58}
+	return file_shoal_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ProfileReply) GetProfile() []byte {
@@ -4307,7 +4361,7 @@ type FineMetricsReply struct {
 
 func (x *FineMetricsReply) Reset() {
 	*x = FineMetricsReply{}
-	mi := &file_shoal_proto_msgTypes[59]
+	mi := &file_shoal_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4319,7 +4373,7 @@ func (x *FineMetricsReply) String() string {
 func (*FineMetricsReply) ProtoMessage() {}
 
 func (x *FineMetricsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[59]
+	mi := &file_shoal_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4332,7 +4386,7 @@ func (x *FineMetricsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FineMetricsReply.ProtoReflect.Descriptor instead.
 func (*FineMetricsReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{59}
+	return file_shoal_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *FineMetricsReply) GetMetrics() []*FineMetric {
@@ -4351,7 +4405,7 @@ type EnvironRequest struct {
 
 func (x *EnvironRequest) Reset() {
 	*x = EnvironRequest{}
-	mi := &file_shoal_proto_msgTypes[60]
+	mi := &file_shoal_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4363,7 +4417,7 @@ func (x *EnvironRequest) String() string {
 func (*EnvironRequest) ProtoMessage() {}
 
 func (x *EnvironRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[60]
+	mi := &file_shoal_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4376,7 +4430,7 @@ func (x *EnvironRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironRequest.ProtoReflect.Descriptor instead.
 func (*EnvironRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{60}
+	return file_shoal_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *EnvironRequest) GetVars() map[string]string {
@@ -4396,7 +4450,7 @@ type EnvironReply struct {
 
 func (x *EnvironReply) Reset() {
 	*x = EnvironReply{}
-	mi := &file_shoal_proto_msgTypes[61]
+	mi := &file_shoal_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4408,7 +4462,7 @@ func (x *EnvironReply) String() string {
 func (*EnvironReply) ProtoMessage() {}
 
 func (x *EnvironReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[61]
+	mi := &file_shoal_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4421,7 +4475,7 @@ func (x *EnvironReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironReply.ProtoReflect.Descriptor instead.
 func (*EnvironReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{61}
+	return file_shoal_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *EnvironReply) GetRestarted() bool {
@@ -4514,12 +4568,12 @@ const file_shoal_proto_rawDesc = "" +
 	"\x0fmetrics_address\x18\v \x01(\tR\x0emetricsAddress\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa8\x04\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xda\x04\n" +
 	"\vWorkerBatch\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x122\n" +
 	"\x04done\x18\x02 \x03(\v2\x1e.shoal.distributed.v1.TaskDoneR\x04done\x124\n" +
-	"\x06memory\x18\x03 \x01(\v2\x1c.shoal.distributed.v1.MemoryR\x06memory\x12\x18\n" +
-	"\amissing\x18\x04 \x03(\tR\amissing\x123\n" +
+	"\x06memory\x18\x03 \x01(\v2\x1c.shoal.distributed.v1.MemoryR\x06memory\x12D\n" +
+	"\fmissing_from\x18\xf4\x03 \x03(\v2 .shoal.distributed.v1.MissingKeyR\vmissingFrom\x123\n" +
 	"\x04logs\x18\x05 \x03(\v2\x1f.shoal.distributed.v1.LogRecordR\x04logs\x12:\n" +
 	"\ametrics\x18\x06 \x03(\v2 .shoal.distributed.v1.FineMetricR\ametrics\x12?\n" +
 	"\bprofiles\x18\a \x03(\v2#.shoal.distributed.v1.ProfileWindowR\bprofiles\x12@\n" +
@@ -4528,7 +4582,11 @@ const file_shoal_proto_rawDesc = "" +
 	"\n" +
 	"shuffle_io\x18\n" +
 	" \x03(\v2\x1f.shoal.distributed.v1.ShuffleIOR\tshuffleIo\x12\x12\n" +
-	"\x04pong\x18\v \x01(\x03R\x04pong\"O\n" +
+	"\x04pong\x18\v \x01(\x03R\x04pongJ\x04\b\x04\x10\x05\"2\n" +
+	"\n" +
+	"MissingKey\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
+	"\x04from\x18\x02 \x03(\tR\x04from\"O\n" +
 	"\tShuffleIO\x12\x14\n" +
 	"\x05group\x18\x01 \x01(\tR\x05group\x12\x18\n" +
 	"\awritten\x18\x02 \x01(\x03R\awritten\x12\x12\n" +
@@ -4854,7 +4912,7 @@ func file_shoal_proto_rawDescGZIP() []byte {
 }
 
 var file_shoal_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
+var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_shoal_proto_goTypes = []any{
 	(Error_Kind)(0),            // 0: shoal.distributed.v1.Error.Kind
 	(*Registry)(nil),           // 1: shoal.distributed.v1.Registry
@@ -4864,180 +4922,182 @@ var file_shoal_proto_goTypes = []any{
 	(*WorkerUp)(nil),           // 5: shoal.distributed.v1.WorkerUp
 	(*RegisterWorker)(nil),     // 6: shoal.distributed.v1.RegisterWorker
 	(*WorkerBatch)(nil),        // 7: shoal.distributed.v1.WorkerBatch
-	(*ShuffleIO)(nil),          // 8: shoal.distributed.v1.ShuffleIO
-	(*FineMetric)(nil),         // 9: shoal.distributed.v1.FineMetric
-	(*ProfileWindow)(nil),      // 10: shoal.distributed.v1.ProfileWindow
-	(*TransferStat)(nil),       // 11: shoal.distributed.v1.TransferStat
-	(*WorkerStats)(nil),        // 12: shoal.distributed.v1.WorkerStats
-	(*DiskUsage)(nil),          // 13: shoal.distributed.v1.DiskUsage
-	(*ShuffleDisk)(nil),        // 14: shoal.distributed.v1.ShuffleDisk
-	(*TaskDone)(nil),           // 15: shoal.distributed.v1.TaskDone
-	(*Memory)(nil),             // 16: shoal.distributed.v1.Memory
-	(*WorkerDown)(nil),         // 17: shoal.distributed.v1.WorkerDown
-	(*Welcome)(nil),            // 18: shoal.distributed.v1.Welcome
-	(*WorkerInstructions)(nil), // 19: shoal.distributed.v1.WorkerInstructions
-	(*Instruction)(nil),        // 20: shoal.distributed.v1.Instruction
-	(*RunTask)(nil),            // 21: shoal.distributed.v1.RunTask
-	(*FetchKey)(nil),           // 22: shoal.distributed.v1.FetchKey
-	(*ReleaseKey)(nil),         // 23: shoal.distributed.v1.ReleaseKey
-	(*CancelTask)(nil),         // 24: shoal.distributed.v1.CancelTask
-	(*ClientUp)(nil),           // 25: shoal.distributed.v1.ClientUp
-	(*RegisterClient)(nil),     // 26: shoal.distributed.v1.RegisterClient
-	(*ClientBatch)(nil),        // 27: shoal.distributed.v1.ClientBatch
-	(*Submit)(nil),             // 28: shoal.distributed.v1.Submit
-	(*Release)(nil),            // 29: shoal.distributed.v1.Release
-	(*Cancel)(nil),             // 30: shoal.distributed.v1.Cancel
-	(*ClientDown)(nil),         // 31: shoal.distributed.v1.ClientDown
-	(*ClientReports)(nil),      // 32: shoal.distributed.v1.ClientReports
-	(*KeyResult)(nil),          // 33: shoal.distributed.v1.KeyResult
-	(*KeyError)(nil),           // 34: shoal.distributed.v1.KeyError
-	(*Event)(nil),              // 35: shoal.distributed.v1.Event
-	(*InfoRequest)(nil),        // 36: shoal.distributed.v1.InfoRequest
-	(*WorkerInfo)(nil),         // 37: shoal.distributed.v1.WorkerInfo
-	(*ClusterInfo)(nil),        // 38: shoal.distributed.v1.ClusterInfo
-	(*GetValues)(nil),          // 39: shoal.distributed.v1.GetValues
-	(*Value)(nil),              // 40: shoal.distributed.v1.Value
-	(*Ack)(nil),                // 41: shoal.distributed.v1.Ack
-	(*WorkerExit)(nil),         // 42: shoal.distributed.v1.WorkerExit
-	(*LogsRequest)(nil),        // 43: shoal.distributed.v1.LogsRequest
-	(*LogList)(nil),            // 44: shoal.distributed.v1.LogList
-	(*LogsReply)(nil),          // 45: shoal.distributed.v1.LogsReply
-	(*TopicEvent)(nil),         // 46: shoal.distributed.v1.TopicEvent
-	(*EventsRequest)(nil),      // 47: shoal.distributed.v1.EventsRequest
-	(*EventsReply)(nil),        // 48: shoal.distributed.v1.EventsReply
-	(*PublishRequest)(nil),     // 49: shoal.distributed.v1.PublishRequest
-	(*DatasetRequest)(nil),     // 50: shoal.distributed.v1.DatasetRequest
-	(*Dataset)(nil),            // 51: shoal.distributed.v1.Dataset
-	(*DatasetList)(nil),        // 52: shoal.distributed.v1.DatasetList
-	(*RunRequest)(nil),         // 53: shoal.distributed.v1.RunRequest
-	(*RunReply)(nil),           // 54: shoal.distributed.v1.RunReply
-	(*PluginRequest)(nil),      // 55: shoal.distributed.v1.PluginRequest
-	(*PluginStatus)(nil),       // 56: shoal.distributed.v1.PluginStatus
-	(*PluginReply)(nil),        // 57: shoal.distributed.v1.PluginReply
-	(*ProfileRequest)(nil),     // 58: shoal.distributed.v1.ProfileRequest
-	(*ProfileReply)(nil),       // 59: shoal.distributed.v1.ProfileReply
-	(*FineMetricsReply)(nil),   // 60: shoal.distributed.v1.FineMetricsReply
-	(*EnvironRequest)(nil),     // 61: shoal.distributed.v1.EnvironRequest
-	(*EnvironReply)(nil),       // 62: shoal.distributed.v1.EnvironReply
-	nil,                        // 63: shoal.distributed.v1.Registry.SignaturesEntry
-	nil,                        // 64: shoal.distributed.v1.LogRecord.AttrsEntry
-	nil,                        // 65: shoal.distributed.v1.RegisterWorker.ResourcesEntry
-	nil,                        // 66: shoal.distributed.v1.WorkerStats.TasksEntry
-	nil,                        // 67: shoal.distributed.v1.RunTask.ResourcesEntry
-	nil,                        // 68: shoal.distributed.v1.Event.TasksEntry
-	nil,                        // 69: shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	nil,                        // 70: shoal.distributed.v1.ClusterInfo.TasksEntry
-	nil,                        // 71: shoal.distributed.v1.LogsReply.WorkersEntry
-	nil,                        // 72: shoal.distributed.v1.EnvironRequest.VarsEntry
+	(*MissingKey)(nil),         // 8: shoal.distributed.v1.MissingKey
+	(*ShuffleIO)(nil),          // 9: shoal.distributed.v1.ShuffleIO
+	(*FineMetric)(nil),         // 10: shoal.distributed.v1.FineMetric
+	(*ProfileWindow)(nil),      // 11: shoal.distributed.v1.ProfileWindow
+	(*TransferStat)(nil),       // 12: shoal.distributed.v1.TransferStat
+	(*WorkerStats)(nil),        // 13: shoal.distributed.v1.WorkerStats
+	(*DiskUsage)(nil),          // 14: shoal.distributed.v1.DiskUsage
+	(*ShuffleDisk)(nil),        // 15: shoal.distributed.v1.ShuffleDisk
+	(*TaskDone)(nil),           // 16: shoal.distributed.v1.TaskDone
+	(*Memory)(nil),             // 17: shoal.distributed.v1.Memory
+	(*WorkerDown)(nil),         // 18: shoal.distributed.v1.WorkerDown
+	(*Welcome)(nil),            // 19: shoal.distributed.v1.Welcome
+	(*WorkerInstructions)(nil), // 20: shoal.distributed.v1.WorkerInstructions
+	(*Instruction)(nil),        // 21: shoal.distributed.v1.Instruction
+	(*RunTask)(nil),            // 22: shoal.distributed.v1.RunTask
+	(*FetchKey)(nil),           // 23: shoal.distributed.v1.FetchKey
+	(*ReleaseKey)(nil),         // 24: shoal.distributed.v1.ReleaseKey
+	(*CancelTask)(nil),         // 25: shoal.distributed.v1.CancelTask
+	(*ClientUp)(nil),           // 26: shoal.distributed.v1.ClientUp
+	(*RegisterClient)(nil),     // 27: shoal.distributed.v1.RegisterClient
+	(*ClientBatch)(nil),        // 28: shoal.distributed.v1.ClientBatch
+	(*Submit)(nil),             // 29: shoal.distributed.v1.Submit
+	(*Release)(nil),            // 30: shoal.distributed.v1.Release
+	(*Cancel)(nil),             // 31: shoal.distributed.v1.Cancel
+	(*ClientDown)(nil),         // 32: shoal.distributed.v1.ClientDown
+	(*ClientReports)(nil),      // 33: shoal.distributed.v1.ClientReports
+	(*KeyResult)(nil),          // 34: shoal.distributed.v1.KeyResult
+	(*KeyError)(nil),           // 35: shoal.distributed.v1.KeyError
+	(*Event)(nil),              // 36: shoal.distributed.v1.Event
+	(*InfoRequest)(nil),        // 37: shoal.distributed.v1.InfoRequest
+	(*WorkerInfo)(nil),         // 38: shoal.distributed.v1.WorkerInfo
+	(*ClusterInfo)(nil),        // 39: shoal.distributed.v1.ClusterInfo
+	(*GetValues)(nil),          // 40: shoal.distributed.v1.GetValues
+	(*Value)(nil),              // 41: shoal.distributed.v1.Value
+	(*Ack)(nil),                // 42: shoal.distributed.v1.Ack
+	(*WorkerExit)(nil),         // 43: shoal.distributed.v1.WorkerExit
+	(*LogsRequest)(nil),        // 44: shoal.distributed.v1.LogsRequest
+	(*LogList)(nil),            // 45: shoal.distributed.v1.LogList
+	(*LogsReply)(nil),          // 46: shoal.distributed.v1.LogsReply
+	(*TopicEvent)(nil),         // 47: shoal.distributed.v1.TopicEvent
+	(*EventsRequest)(nil),      // 48: shoal.distributed.v1.EventsRequest
+	(*EventsReply)(nil),        // 49: shoal.distributed.v1.EventsReply
+	(*PublishRequest)(nil),     // 50: shoal.distributed.v1.PublishRequest
+	(*DatasetRequest)(nil),     // 51: shoal.distributed.v1.DatasetRequest
+	(*Dataset)(nil),            // 52: shoal.distributed.v1.Dataset
+	(*DatasetList)(nil),        // 53: shoal.distributed.v1.DatasetList
+	(*RunRequest)(nil),         // 54: shoal.distributed.v1.RunRequest
+	(*RunReply)(nil),           // 55: shoal.distributed.v1.RunReply
+	(*PluginRequest)(nil),      // 56: shoal.distributed.v1.PluginRequest
+	(*PluginStatus)(nil),       // 57: shoal.distributed.v1.PluginStatus
+	(*PluginReply)(nil),        // 58: shoal.distributed.v1.PluginReply
+	(*ProfileRequest)(nil),     // 59: shoal.distributed.v1.ProfileRequest
+	(*ProfileReply)(nil),       // 60: shoal.distributed.v1.ProfileReply
+	(*FineMetricsReply)(nil),   // 61: shoal.distributed.v1.FineMetricsReply
+	(*EnvironRequest)(nil),     // 62: shoal.distributed.v1.EnvironRequest
+	(*EnvironReply)(nil),       // 63: shoal.distributed.v1.EnvironReply
+	nil,                        // 64: shoal.distributed.v1.Registry.SignaturesEntry
+	nil,                        // 65: shoal.distributed.v1.LogRecord.AttrsEntry
+	nil,                        // 66: shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	nil,                        // 67: shoal.distributed.v1.WorkerStats.TasksEntry
+	nil,                        // 68: shoal.distributed.v1.RunTask.ResourcesEntry
+	nil,                        // 69: shoal.distributed.v1.Event.TasksEntry
+	nil,                        // 70: shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	nil,                        // 71: shoal.distributed.v1.ClusterInfo.TasksEntry
+	nil,                        // 72: shoal.distributed.v1.LogsReply.WorkersEntry
+	nil,                        // 73: shoal.distributed.v1.EnvironRequest.VarsEntry
 }
 var file_shoal_proto_depIdxs = []int32{
-	63, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
+	64, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
 	0,  // 1: shoal.distributed.v1.Error.kind:type_name -> shoal.distributed.v1.Error.Kind
 	3,  // 2: shoal.distributed.v1.Error.cause:type_name -> shoal.distributed.v1.Error
 	3,  // 3: shoal.distributed.v1.Error.wraps:type_name -> shoal.distributed.v1.Error
-	64, // 4: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
+	65, // 4: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
 	6,  // 5: shoal.distributed.v1.WorkerUp.register:type_name -> shoal.distributed.v1.RegisterWorker
 	7,  // 6: shoal.distributed.v1.WorkerUp.batch:type_name -> shoal.distributed.v1.WorkerBatch
-	65, // 7: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	66, // 7: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
 	1,  // 8: shoal.distributed.v1.RegisterWorker.registry:type_name -> shoal.distributed.v1.Registry
-	15, // 9: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
-	16, // 10: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
-	4,  // 11: shoal.distributed.v1.WorkerBatch.logs:type_name -> shoal.distributed.v1.LogRecord
-	9,  // 12: shoal.distributed.v1.WorkerBatch.metrics:type_name -> shoal.distributed.v1.FineMetric
-	10, // 13: shoal.distributed.v1.WorkerBatch.profiles:type_name -> shoal.distributed.v1.ProfileWindow
-	11, // 14: shoal.distributed.v1.WorkerBatch.transfers:type_name -> shoal.distributed.v1.TransferStat
-	12, // 15: shoal.distributed.v1.WorkerBatch.stats:type_name -> shoal.distributed.v1.WorkerStats
-	8,  // 16: shoal.distributed.v1.WorkerBatch.shuffle_io:type_name -> shoal.distributed.v1.ShuffleIO
-	13, // 17: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
-	66, // 18: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
-	14, // 19: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
-	3,  // 20: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
-	18, // 21: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 22: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
-	19, // 23: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
-	20, // 24: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
-	21, // 25: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
-	22, // 26: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
-	23, // 27: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
-	24, // 28: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
-	67, // 29: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
-	26, // 30: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
-	27, // 31: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
-	1,  // 32: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
-	28, // 33: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
-	29, // 34: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
-	30, // 35: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
-	18, // 36: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 37: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
-	32, // 38: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
-	33, // 39: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
-	34, // 40: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
-	35, // 41: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
-	3,  // 42: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
-	68, // 43: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
-	9,  // 44: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
-	69, // 45: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	16, // 46: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
-	37, // 47: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
-	70, // 48: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
-	4,  // 49: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 50: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 51: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
-	71, // 52: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
-	46, // 53: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
-	33, // 54: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
-	3,  // 55: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
-	56, // 56: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
-	9,  // 57: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
-	72, // 58: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
-	44, // 59: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
-	5,  // 60: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
-	25, // 61: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
-	36, // 62: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
-	42, // 63: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
-	42, // 64: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
-	43, // 65: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
-	46, // 66: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
-	47, // 67: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
-	49, // 68: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
-	50, // 69: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
-	50, // 70: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
-	36, // 71: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
-	53, // 72: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
-	55, // 73: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
-	58, // 74: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
-	36, // 75: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
-	36, // 76: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
-	53, // 77: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
-	55, // 78: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
-	36, // 79: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
-	61, // 80: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
-	17, // 81: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
-	31, // 82: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
-	38, // 83: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
-	41, // 84: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
-	41, // 85: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
-	45, // 86: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
-	41, // 87: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
-	48, // 88: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
-	41, // 89: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
-	41, // 90: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
-	51, // 91: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
-	52, // 92: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
-	54, // 93: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
-	57, // 94: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
-	59, // 95: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
-	60, // 96: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
-	37, // 97: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
-	54, // 98: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
-	56, // 99: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
-	7,  // 100: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
-	62, // 101: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
-	81, // [81:102] is the sub-list for method output_type
-	60, // [60:81] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	16, // 9: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
+	17, // 10: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
+	8,  // 11: shoal.distributed.v1.WorkerBatch.missing_from:type_name -> shoal.distributed.v1.MissingKey
+	4,  // 12: shoal.distributed.v1.WorkerBatch.logs:type_name -> shoal.distributed.v1.LogRecord
+	10, // 13: shoal.distributed.v1.WorkerBatch.metrics:type_name -> shoal.distributed.v1.FineMetric
+	11, // 14: shoal.distributed.v1.WorkerBatch.profiles:type_name -> shoal.distributed.v1.ProfileWindow
+	12, // 15: shoal.distributed.v1.WorkerBatch.transfers:type_name -> shoal.distributed.v1.TransferStat
+	13, // 16: shoal.distributed.v1.WorkerBatch.stats:type_name -> shoal.distributed.v1.WorkerStats
+	9,  // 17: shoal.distributed.v1.WorkerBatch.shuffle_io:type_name -> shoal.distributed.v1.ShuffleIO
+	14, // 18: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
+	67, // 19: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
+	15, // 20: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
+	3,  // 21: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
+	19, // 22: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 23: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
+	20, // 24: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
+	21, // 25: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
+	22, // 26: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
+	23, // 27: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
+	24, // 28: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
+	25, // 29: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
+	68, // 30: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
+	27, // 31: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
+	28, // 32: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
+	1,  // 33: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
+	29, // 34: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
+	30, // 35: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
+	31, // 36: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
+	19, // 37: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 38: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
+	33, // 39: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
+	34, // 40: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
+	35, // 41: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
+	36, // 42: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
+	3,  // 43: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
+	69, // 44: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
+	10, // 45: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
+	70, // 46: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	17, // 47: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
+	38, // 48: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
+	71, // 49: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
+	4,  // 50: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 51: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 52: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
+	72, // 53: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
+	47, // 54: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
+	34, // 55: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
+	3,  // 56: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
+	57, // 57: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
+	10, // 58: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
+	73, // 59: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
+	45, // 60: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
+	5,  // 61: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
+	26, // 62: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
+	37, // 63: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
+	43, // 64: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
+	43, // 65: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
+	44, // 66: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
+	47, // 67: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
+	48, // 68: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
+	50, // 69: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
+	51, // 70: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
+	51, // 71: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
+	37, // 72: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
+	54, // 73: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
+	56, // 74: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
+	59, // 75: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
+	37, // 76: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
+	37, // 77: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
+	54, // 78: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
+	56, // 79: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
+	37, // 80: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
+	62, // 81: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
+	18, // 82: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
+	32, // 83: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
+	39, // 84: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
+	42, // 85: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
+	42, // 86: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
+	46, // 87: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
+	42, // 88: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
+	49, // 89: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
+	42, // 90: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
+	42, // 91: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
+	52, // 92: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
+	53, // 93: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
+	55, // 94: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
+	58, // 95: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
+	60, // 96: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
+	61, // 97: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
+	38, // 98: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
+	55, // 99: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
+	57, // 100: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
+	7,  // 101: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
+	63, // 102: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
+	82, // [82:103] is the sub-list for method output_type
+	61, // [61:82] is the sub-list for method input_type
+	61, // [61:61] is the sub-list for extension type_name
+	61, // [61:61] is the sub-list for extension extendee
+	0,  // [0:61] is the sub-list for field type_name
 }
 
 func init() { file_shoal_proto_init() }
@@ -5049,22 +5109,22 @@ func file_shoal_proto_init() {
 		(*WorkerUp_Register)(nil),
 		(*WorkerUp_Batch)(nil),
 	}
-	file_shoal_proto_msgTypes[16].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[17].OneofWrappers = []any{
 		(*WorkerDown_Welcome)(nil),
 		(*WorkerDown_Refused)(nil),
 		(*WorkerDown_Batch)(nil),
 	}
-	file_shoal_proto_msgTypes[19].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[20].OneofWrappers = []any{
 		(*Instruction_Run)(nil),
 		(*Instruction_Fetch)(nil),
 		(*Instruction_Release)(nil),
 		(*Instruction_Cancel)(nil),
 	}
-	file_shoal_proto_msgTypes[24].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[25].OneofWrappers = []any{
 		(*ClientUp_Register)(nil),
 		(*ClientUp_Batch)(nil),
 	}
-	file_shoal_proto_msgTypes[30].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[31].OneofWrappers = []any{
 		(*ClientDown_Welcome)(nil),
 		(*ClientDown_Refused)(nil),
 		(*ClientDown_Batch)(nil),
@@ -5075,7 +5135,7 @@ func file_shoal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_proto_rawDesc), len(file_shoal_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   72,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

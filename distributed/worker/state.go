@@ -209,8 +209,11 @@ type Report struct {
 }
 
 // ReportMissing tells the scheduler that Key, which it expects this worker
-// to hold, could not be fetched.
-type ReportMissing struct{ Key graph.Key }
+// to hold, could not be fetched from the peers From.
+type ReportMissing struct {
+	Key  graph.Key
+	From []string
+}
 
 func (*Execute) workerInstruction()       {}
 func (*StartFetch) workerInstruction()    {}
@@ -452,7 +455,7 @@ func (s *State) fetched(e *Fetched) {
 	if cause == nil {
 		cause = fmt.Errorf("released while it was fetched")
 	} else {
-		s.emit(&ReportMissing{Key: e.Key})
+		s.emit(&ReportMissing{Key: e.Key, From: f.from})
 	}
 	for _, t := range f.waiters {
 		if s.tasks[t.key] == t && t.state == waiting {

@@ -146,7 +146,7 @@ type Worker struct {
 	running    map[uint64]context.CancelFunc
 	epoch      uint64
 	outDone    []*wire.TaskDone
-	outMiss    []string
+	outMiss    []*wire.MissingKey
 	notify     chan struct{}
 	spilling   bool
 	memDirty   bool  // report memory in the next batch
@@ -523,7 +523,7 @@ func (w *Worker) sendLoop(ctx context.Context, stream wire.Scheduler_WorkerStrea
 			heartbeat = true
 		}
 		w.mu.Lock()
-		b := &wire.WorkerBatch{Epoch: w.epoch, Done: w.outDone, Missing: w.outMiss, Pong: w.pong}
+		b := &wire.WorkerBatch{Epoch: w.epoch, Done: w.outDone, MissingFrom: w.outMiss, Pong: w.pong}
 		w.outDone, w.outMiss, w.pong = nil, nil, 0
 		heartbeat = heartbeat || w.memDirty
 		w.memDirty = false
@@ -655,7 +655,7 @@ func (w *Worker) handle(evs ...Event) {
 			w.outDone = append(w.outDone, d)
 			report = true
 		case *ReportMissing:
-			w.outMiss = append(w.outMiss, string(in.Key))
+			w.outMiss = append(w.outMiss, &wire.MissingKey{Key: string(in.Key), From: in.From})
 			report = true
 		}
 	}
