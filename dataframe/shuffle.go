@@ -249,12 +249,13 @@ func encodeRecord(rec arrow.RecordBatch) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// localDirOf returns where exec keeps shuffle files, when it says so.
+// localDirOf returns where exec keeps shuffle files, when it says so, or
+// "".
 func localDirOf(exec graph.Executor) string {
 	if d, ok := exec.(interface{ LocalDir() string }); ok {
 		return d.LocalDir()
 	}
-	return os.TempDir()
+	return ""
 }
 
 // cleanupShuffles removes the files of the shuffles of a computation
@@ -265,10 +266,12 @@ func cleanupShuffles(exec graph.Executor, ids []string) error {
 		return nil
 	}
 	var errs []error
-	st := shuffle.LocalStorage(localDirOf(exec))
-	for _, id := range ids {
-		if err := shuffle.Cleanup(context.Background(), st, id); err != nil {
-			errs = append(errs, err)
+	if dir := localDirOf(exec); dir != "" {
+		st := shuffle.LocalStorage(dir)
+		for _, id := range ids {
+			if err := shuffle.Cleanup(context.Background(), st, id); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if w, ok := exec.(workerFiles); ok {

@@ -283,3 +283,44 @@ func TestSortAllNull(t *testing.T) {
 	}
 	dftest.AssertEqual(t, compute(t, idx), got, dftest.IgnoreRowOrder())
 }
+
+// TestTwoExecutorsShuffleAtOnce runs the same sort on two executors of one
+// process at once, with the same local directory, as two jobs on one
+// host would: each has a directory of its own, so neither reads or
+// removes the other's shards, and nothing is left once they are closed.
+func TestTwoExecutorsShuffleAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	d, _ := randomFrame(t, 5, 20_000, 6)
+	want := compute(t, d.SortValues("k", "v"))
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			e := local.New(local.WithLocalDir(dir), local.WithThreads(2))
+			errs <- errors.Join(func() error {
+				for range 5 {
+					got, err := d.SortValues("k", "v").Compute(context.Background(), e)
+					if err != nil {
+						return err
+					}
+					same := array.TableEqual(got, want)
+					got.Release()
+					if !same {
+						return errors.New("a different table")
+					}
+				}
+				return nil
+			}(), e.Close())
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if left := leftFiles(t, dir); len(left) != 0 {
+		t.Errorf("files left: %v", left)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("directories left: %v", entries)
+	}
+}

@@ -18,13 +18,13 @@ import (
 )
 
 var (
-	// spin burns the CPU for ms milliseconds.
+	// spin burns about ms milliseconds of CPU: a fixed amount of work,
+	// so that on a loaded machine its share of the samples stays that of
+	// the work.
 	spin = graph.MustRegisterFunc("distributed_test.spin", func(_ context.Context, ms int) (uint64, error) {
 		x := uint64(ms)
-		for end := time.Now().Add(time.Duration(ms) * time.Millisecond); time.Now().Before(end); {
-			for i := 0; i < 10_000; i++ {
-				x = x*6364136223846793005 + 1442695040888963407
-			}
+		for range ms * 1_000_000 {
+			x = x*6364136223846793005 + 1442695040888963407
 		}
 		return x, nil
 	})

@@ -103,9 +103,9 @@ func New(opts ...Option) *Executor {
 	}
 	e.cond = sync.NewCond(&e.mu)
 	e.baseCtx, e.baseCancel = context.WithCancel(context.Background())
+	e.store.init(cfg, logger)
 	e.env = &graph.Env{Registry: cfg.registry, Logger: logger.With("worker", workerName), Worker: workerName,
 		LocalDir: e.LocalDir()}
-	e.store.init(cfg, logger)
 	e.state = scheduler.New(scheduler.Config{Saturation: 1, FailUnrunnable: true, LogSize: cfg.logSize})
 	e.state.Handle(&scheduler.WorkerAdded{Meta: scheduler.Meta{Time: time.Now()},
 		Worker: scheduler.WorkerInfo{Name: workerName, Threads: cfg.threads, MemoryLimit: cfg.memoryLimit,
@@ -131,14 +131,11 @@ func New(opts ...Option) *Executor {
 // for progress bars, task streams or logs.
 func (e *Executor) Events() *diagnostics.Hub { return e.hub }
 
-// LocalDir returns the directory where tasks may write scratch files
-// (shuffle shards): WithLocalDir's, or os.TempDir().
-func (e *Executor) LocalDir() string {
-	if e.cfg.localDir != "" {
-		return e.cfg.localDir
-	}
-	return os.TempDir()
-}
+// LocalDir returns the executor's directory, where results spill and tasks
+// write scratch files (shuffle shards): a directory of its own under
+// WithLocalDir's (or os.TempDir()), which no other executor shares, made
+// when first used and removed by Close.
+func (e *Executor) LocalDir() string { return e.store.dir }
 
 // Threads returns how many tasks run at once.
 func (e *Executor) Threads() int { return e.cfg.threads }

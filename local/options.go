@@ -75,9 +75,10 @@ func WithSpillFraction(f float64) Option {
 	}
 }
 
-// WithLocalDir sets the directory for spill files and ops' scratch files.
-// The executor works in a new subdirectory of it, removed by Close. The
-// default is os.TempDir().
+// WithLocalDir sets the directory for spill files and ops' scratch files
+// (shuffle shards). The executor works in a subdirectory of its own, which
+// no other executor shares, removed by Close. The default is
+// os.TempDir().
 func WithLocalDir(dir string) Option {
 	return func(c *config) { c.localDir = dir }
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 
@@ -47,9 +48,9 @@ type store struct {
 	lru      entry    // sentinel of the ring of entries in memory
 	managed  int64
 	spilled  int64
-	limit    int64 // bytes above which results spill; 0 means never
-	baseDir  string
-	dir      string // created on first spill
+	limit    int64  // bytes above which results spill; 0 means never
+	dir      string // the executor's directory, made on first spill
+	made     bool
 	nfiles   int
 	logger   *slog.Logger
 	registry *graph.Registry
@@ -58,7 +59,7 @@ type store struct {
 // init sets up the store in place (the LRU ring points at the store's own
 // sentinel, so the store must not be copied afterwards).
 func (s *store) init(cfg config, logger *slog.Logger) {
-	*s = store{baseDir: cfg.localDir, logger: logger, registry: cfg.registry}
+	*s = store{dir: ownDir(cfg.localDir), logger: logger, registry: cfg.registry}
 	if cfg.memoryLimit > 0 {
 		s.limit = int64(float64(cfg.memoryLimit) * cfg.spillFraction)
 	}
@@ -148,30 +149,31 @@ func (s *store) drop(id int32, k graph.Key) {
 
 func (s *store) overLimit() bool { return s.limit > 0 && s.managed > s.limit }
 
+// close removes the executor's directory: spill files, and what tasks
+// wrote there.
 func (s *store) close() error {
-	if s.dir == "" {
-		return nil
-	}
-	err := removeAll(s.dir)
-	s.dir = ""
-	return err
+	return removeAll(s.dir)
 }
 
-// ensureDir creates the spill directory on first use.
+// ensureDir makes the executor's directory on first use.
 func (s *store) ensureDir() (string, error) {
-	if s.dir != "" {
-		return s.dir, nil
+	if !s.made {
+		if err := os.MkdirAll(s.dir, 0o700); err != nil {
+			return s.dir, err
+		}
+		s.made = true
 	}
-	base := s.baseDir
+	return s.dir, nil
+}
+
+// ownDir names a directory of the executor's own under base (default
+// os.TempDir()), which two executors, of one process or of two, never
+// share: made when first used, removed by Close.
+func ownDir(base string) string {
 	if base == "" {
 		base = os.TempDir()
 	}
-	dir, err := os.MkdirTemp(base, "shoal-local-*")
-	if err != nil {
-		return filepath.Join(base, "shoal-local-*"), err
-	}
-	s.dir = dir
-	return dir, nil
+	return filepath.Join(base, fmt.Sprintf("shoal-local-%d-%08x", os.Getpid(), rand.Uint32()))
 }
 
 // spill writes least recently used results to disk until the held results

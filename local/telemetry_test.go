@@ -16,8 +16,8 @@ import (
 	"github.com/shoal-data/shoal/graph"
 )
 
-// telemetryRegistry has "test.spin", which burns the CPU for the
-// milliseconds in its params, and "test.report", which logs with the
+// telemetryRegistry has "test.spin", which burns about as many
+// milliseconds of CPU as its params say, and "test.report", which logs with the
 // task's logger and reports a metric of its own.
 func telemetryRegistry(t *testing.T) *graph.Registry {
 	reg := testRegistry(t)
@@ -26,11 +26,12 @@ func telemetryRegistry(t *testing.T) *graph.Registry {
 		if err != nil {
 			return nil, err
 		}
+		// A fixed amount of work, about a millisecond of CPU per unit,
+		// rather than of time: on a loaded machine the share of the
+		// samples stays that of the work.
 		x := uint64(v.(int64))
-		for end := time.Now().Add(time.Duration(v.(int64)) * time.Millisecond); time.Now().Before(end); {
-			for i := 0; i < 10_000; i++ {
-				x = x*6364136223846793005 + 1442695040888963407
-			}
+		for range v.(int64) * 1_000_000 {
+			x = x*6364136223846793005 + 1442695040888963407
 		}
 		return int64(x & 1), nil
 	}})
