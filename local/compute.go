@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -177,15 +178,19 @@ func (e *Executor) end(c *computation, reason error) {
 		c.finish(reason)
 	}
 	now := time.Now()
+	e.stopping = e.stopping[:0]
 	e.handle(nil, now, &scheduler.Cancel{Meta: scheduler.Meta{Time: now, Stimulus: c.client + "-end"},
 		Client: c.client, Reason: reason})
+	// Only the tasks this computation alone wanted were stopped: wait for
+	// those, not for the tasks of other computations (a task that calls
+	// Compute on this executor among them).
+	stopping := slices.Clone(e.stopping)
+	e.stopping = e.stopping[:0]
 	delete(e.clients, c.client)
 	if len(e.clients) == 0 {
 		e.owner = nil
 	}
-	if reason != nil || c.err != nil {
-		e.waitSlots()
-	}
+	e.waitSlots(stopping)
 }
 
 // Compute runs the tasks of g needed for keys and returns their values in

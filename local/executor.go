@@ -42,6 +42,7 @@ type Executor struct {
 	mu        sync.Mutex
 	cond      *sync.Cond // signalled when a slot ends a task while someone waits for that
 	waiters   int        // goroutines waiting on cond
+	stopping  []slotMark // slots told to stop their task, for end to wait on
 	state     *scheduler.State
 	store     store
 	ready     []readyRun
@@ -352,6 +353,7 @@ func (e *Executor) handle(s *slot, now time.Time, evs ...scheduler.Event) {
 			for _, x := range e.slots {
 				if x.running == in.Key {
 					x.cancel()
+					e.stopping = append(e.stopping, slotMark{x, x.seq})
 				}
 			}
 			// Not started yet: it never will be. A slot may be on its
@@ -394,21 +396,17 @@ func (e *Executor) loadInputs(run scheduler.Run, s *slot) error {
 	return nil
 }
 
-// waitSlots waits until every slot that is running a task now has ended
-// it. Called with e.mu held.
-func (e *Executor) waitSlots() {
-	type mark struct {
-		s   *slot
-		seq uint64
-	}
-	var busy []mark
-	for _, s := range e.slots {
-		if s.running != "" {
-			busy = append(busy, mark{s, s.seq})
-		}
-	}
+// slotMark is a slot running a task, as it was when the mark was taken.
+type slotMark struct {
+	s   *slot
+	seq uint64
+}
+
+// waitSlots waits until each marked slot has ended the task it was running
+// when marked. Called with e.mu held.
+func (e *Executor) waitSlots(marks []slotMark) {
 	e.waiters++
-	for _, m := range busy {
+	for _, m := range marks {
 		for m.s.seq == m.seq {
 			e.cond.Wait()
 		}

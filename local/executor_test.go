@@ -636,3 +636,74 @@ func TestDuplicateKeys(t *testing.T) {
 		t.Errorf("held after releasing both: %+v", m)
 	}
 }
+
+// TestEndWaitsForItsOwnTasks: a computation that fails at once returns
+// while another computation's task still runs, and a task that computes
+// a failing graph on its own executor gets the error instead of waiting
+// for itself for ever.
+func TestEndWaitsForItsOwnTasks(t *testing.T) {
+	reg := testRegistry(t)
+	started := blockingOps(t, reg)
+	var e *Executor
+	err := reg.Register(graph.Op{Name: "test.nested", Signature: "v1", Run: func(ctx context.Context, in graph.OpInput) (any, error) {
+		inner, _ := graph.NewFromTasks(&graph.Task{Key: "inner-fail", Op: "test.fail"})
+		_, err := e.Compute(ctx, inner, "inner-fail")
+		if err == nil {
+			return nil, errors.New("the inner graph did not fail")
+		}
+		return int64(len(err.Error())), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = New(WithRegistry(reg), WithThreads(3)) // long, nested, inner
+	defer e.Close()
+
+	// A long task of another computation, which blocks until cancelled.
+	ctx, cancel := context.WithCancel(context.Background())
+	long, _ := graph.NewFromTasks(&graph.Task{Key: "long", Op: "test.block"})
+	longDone := make(chan error, 1)
+	go func() {
+		_, err := e.Compute(ctx, long, "long")
+		longDone <- err
+	}()
+	<-started
+	tests := []struct {
+		name string
+		g    []*graph.Task
+		key  graph.Key
+		want func(any, error) bool
+	}{
+		{"fails at once", []*graph.Task{{Key: "f", Op: "test.fail"}}, "f",
+			func(_ any, err error) bool { return err != nil && strings.Contains(err.Error(), "bad input in row 7") }},
+		{"computes a failing graph inside", []*graph.Task{{Key: "n", Op: "test.nested"}}, "n",
+			func(v any, err error) bool { return err == nil && v.(int64) > 0 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g, _ := graph.NewFromTasks(tc.g...)
+			tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer tcancel()
+			vs, err := e.Compute(tctx, g, tc.key)
+			if tctx.Err() != nil {
+				t.Fatalf("Compute waited for an unrelated task: %v", err)
+			}
+			var v any
+			if err == nil {
+				v = vs[0]
+			}
+			if !tc.want(v, err) {
+				t.Errorf("got %v, %v", v, err)
+			}
+		})
+	}
+	select {
+	case err := <-longDone:
+		t.Fatalf("the long computation ended: %v", err)
+	default:
+	}
+	cancel()
+	if err := <-longDone; !errors.Is(err, context.Canceled) {
+		t.Errorf("long: %v", err)
+	}
+}
