@@ -129,7 +129,7 @@ func encodeDense(d *Dense) ([]byte, error) {
 }
 
 func decodeDense(b []byte) (*Dense, error) {
-	r, err := ipc.NewReader(bytes.NewReader(b))
+	r, err := graph.NewArrowReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, fmt.Errorf("array: read chunk: %w", err)
 	}

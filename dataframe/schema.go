@@ -9,6 +9,8 @@ import (
 
 	"github.com/shoal-data/shoal/dataframe/expr"
 	"github.com/shoal-data/shoal/internal/suggest"
+
+	"github.com/shoal-data/shoal/graph"
 )
 
 // encodeSchema writes a schema as an Arrow IPC stream with no batches, the
@@ -23,7 +25,7 @@ func encodeSchema(s *arrow.Schema) ([]byte, error) {
 }
 
 func decodeSchema(b []byte) (*arrow.Schema, error) {
-	r, err := ipc.NewReader(bytes.NewReader(b))
+	r, err := graph.NewArrowReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, fmt.Errorf("decode schema: %w", err)
 	}

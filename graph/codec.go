@@ -718,8 +718,7 @@ func openIPC(b []byte) ([]byte, error) {
 // stream can be larger than b, so the sizes that the stream claims are
 // checked against len(b) before anything is allocated.
 func newIPCReader(b []byte) (*ipc.Reader, error) {
-	limit := int64(len(b))
-	return ipc.NewReader(bytes.NewReader(b), ipc.WithMetadataSizeLimit(limit), ipc.WithBodySizeLimit(limit))
+	return NewArrowReader(bytes.NewReader(b), int64(len(b)))
 }
 
 // recoverArrow turns a panic of the Arrow reader on bad data into an error.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/shoal-data/shoal/graph"
 )
 
 // Plans and options carry Arrow schemas and types, which encoding/gob and
@@ -56,7 +58,7 @@ func decodeSchema(b []byte) (*arrow.Schema, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	r, err := ipc.NewReader(bytes.NewReader(b))
+	r, err := graph.NewArrowReader(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, err
 	}

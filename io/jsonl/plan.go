@@ -13,6 +13,8 @@ import (
 
 	"github.com/shoal-data/shoal/internal/suggest"
 	"github.com/shoal-data/shoal/io/storage"
+
+	"github.com/shoal-data/shoal/graph"
 )
 
 // Defaults for Options.
@@ -264,7 +266,7 @@ func (p *Plan) UnmarshalJSON(b []byte) (err error) {
 			err = fmt.Errorf("jsonl: decode plan schema: %v", r)
 		}
 	}()
-	r, err := ipc.NewReader(bytes.NewReader(pj.Schema))
+	r, err := graph.NewArrowReader(bytes.NewReader(pj.Schema), int64(len(pj.Schema)))
 	if err != nil {
 		return fmt.Errorf("jsonl: decode plan schema: %w", err)
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/shoal-data/shoal/io/storage"
+
+	"github.com/shoal-data/shoal/graph"
 )
 
 // DefaultTargetBytes is the size, uncompressed, up to which consecutive row
@@ -161,7 +163,7 @@ func (p *Plan) fromWire(w *planWire) error {
 	*p = Plan{Parts: w.Parts, TotalRowGroups: w.TotalRowGroups, SkippedRowGroups: w.SkippedRowGroups,
 		SkippedFiles: w.SkippedFiles, SkippedRows: w.SkippedRows}
 	if len(w.Schema) > 0 {
-		r, err := ipc.NewReader(bytes.NewReader(w.Schema))
+		r, err := graph.NewArrowReader(bytes.NewReader(w.Schema), int64(len(w.Schema)))
 		if err != nil {
 			return fmt.Errorf("parquet: decode plan schema: %w", err)
 		}

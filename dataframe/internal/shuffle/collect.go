@@ -83,7 +83,7 @@ func readShard(ctx context.Context, st Storage, id string, output int, ref shard
 		return shardErr(err)
 	}
 	defer rc.Close()
-	rd, err := ipc.NewReader(rc, ipc.WithAllocator(mem))
+	rd, err := graph.NewArrowReader(rc, ref.seg.Length, ipc.WithAllocator(mem))
 	if err != nil {
 		var lost *graph.WorkerLostError
 		if ref.seg.Rows > 0 && !errors.As(err, &lost) {

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/shoal-data/shoal/dataframe/internal/sortk"
+
+	"github.com/shoal-data/shoal/graph"
 )
 
 // SortKey is a column of a sort order (see package sortk).
@@ -147,7 +149,7 @@ func (s PartitionSpec) Partitioner() (Partitioner, error) {
 	case len(s.Hash) > 0 && len(s.Range) == 0:
 		return HashPartitioner(s.Hash...), nil
 	case len(s.Range) > 0 && len(s.Hash) == 0:
-		rd, err := ipc.NewReader(bytes.NewReader(s.Divisions), ipc.WithAllocator(memory.DefaultAllocator))
+		rd, err := graph.NewArrowReader(bytes.NewReader(s.Divisions), int64(len(s.Divisions)), ipc.WithAllocator(memory.DefaultAllocator))
 		if err != nil {
 			return nil, fmt.Errorf("decode range divisions: %w", err)
 		}

@@ -146,7 +146,7 @@ func Receive(r flight.DataStreamReader, reg *graph.Registry) (any, error) {
 // ReceivePut reads a value written by Put: the value, and the key its
 // descriptor names.
 func ReceivePut(r flight.DataStreamReader, reg *graph.Registry) (any, string, error) {
-	rdr, err := flight.NewRecordReader(r)
+	rdr, err := flight.NewRecordReader(checkedStream{r})
 	if err != nil {
 		return nil, "", err
 	}
@@ -156,6 +156,27 @@ func ReceivePut(r flight.DataStreamReader, reg *graph.Registry) (any, string, er
 	}
 	v, err := receive(rdr, reg)
 	return v, key, err
+}
+
+// checkedStream checks the Arrow metadata of every message a peer sends
+// before the Flight reader reads it (graph.CheckArrowMessage): its counts
+// and lengths must fit in it, so that a message cannot make the reader
+// allocate more than it holds.
+type checkedStream struct{ flight.DataStreamReader }
+
+func (s checkedStream) Recv() (*flight.FlightData, error) {
+	fd, err := s.DataStreamReader.Recv()
+	if err != nil || len(fd.DataHeader) == 0 {
+		return fd, err
+	}
+	body, err := graph.CheckArrowMessage(fd.DataHeader)
+	if err != nil {
+		return nil, fmt.Errorf("flight stream: %w", err)
+	}
+	if body > int64(len(fd.DataBody)) {
+		return nil, fmt.Errorf("flight stream: a message claims a body of %d bytes and carries %d", body, len(fd.DataBody))
+	}
+	return fd, nil
 }
 
 func receive(rdr *flight.Reader, reg *graph.Registry) (any, error) {

@@ -2,8 +2,11 @@ package flightdata
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -158,4 +161,51 @@ func FuzzReceive(f *testing.F) {
 		p.msgs = append(p.msgs[:1], &flight.FlightData{DataHeader: header, DataBody: body, AppMetadata: meta})
 		Receive(p, reg)
 	})
+}
+
+// TestReceiveBoundsAllocation has each 4-byte position of each message's
+// Arrow metadata in turn claim a billion (a count of custom metadata, of
+// fields, of buffers...): Receive allocates little, whatever it was, and
+// the claims that reach outside the message are refused before Arrow
+// reads them.
+func TestReceiveBoundsAllocation(t *testing.T) {
+	reg := graph.Default()
+	md := arrow.NewMetadata([]string{"origin"}, []string{"test"})
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Metadata: md}}, &md)
+	x := int64Record(3)
+	defer x.Release()
+	rec := array.NewRecordBatch(schema, x.Columns(), x.NumRows())
+	defer rec.Release()
+	good := &pipe{}
+	if err := Send(good, rec, reg); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	refused := 0
+	for m, msg := range good.msgs {
+		for i := 0; i+4 <= len(msg.DataHeader); i++ {
+			p := &pipe{}
+			for _, x := range good.msgs {
+				p.msgs = append(p.msgs, &flight.FlightData{DataHeader: x.DataHeader, DataBody: x.DataBody, AppMetadata: x.AppMetadata})
+			}
+			p.msgs[m].DataHeader = bytes.Clone(msg.DataHeader)
+			binary.LittleEndian.PutUint32(p.msgs[m].DataHeader[i:], 1<<30)
+			_, bad := graph.CheckArrowMessage(p.msgs[m].DataHeader)
+			runtime.ReadMemStats(&before)
+			_, err := Receive(p, reg)
+			runtime.ReadMemStats(&after)
+			if d := after.TotalAlloc - before.TotalAlloc; d > 64<<20 {
+				t.Errorf("a billion at byte %d of message %d made Receive allocate %d MiB", i, m, d>>20)
+			}
+			if bad != nil {
+				refused++
+				if err == nil || !strings.Contains(err.Error(), "flight stream: ") || !strings.Contains(err.Error(), bad.Error()) {
+					t.Errorf("a billion at byte %d of message %d: %v, want it refused", i, m, err)
+				}
+			}
+		}
+	}
+	if refused == 0 {
+		t.Error("no claim of a billion was refused")
+	}
 }
