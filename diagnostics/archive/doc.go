@@ -63,5 +63,5 @@
 // metrics (Sample), one row per metric, process and time: time, cluster,
 // process, worker, name, path, value. Sample lists the metrics' names, whose
 // suffixes say their units. The scheduler samples itself and every worker
-// every 5 seconds (WithSampler).
+// every 5 seconds (WithSampleInterval).
 package archive

@@ -115,14 +115,19 @@ func WithLogLevel(l slog.Leveler) Option {
 	return func(c *config) { c.level = l }
 }
 
-// WithSampler has the writer call sample every interval (DefaultSampleInterval
-// when interval <= 0), from a goroutine of its own, and write the samples it
-// returns to the metrics table.
-func WithSampler(interval time.Duration, sample func(now time.Time) []Sample) Option {
+// WithSampler has the writer call sample every sample interval
+// (WithSampleInterval), from a goroutine of its own, and write the samples
+// it returns to the metrics table.
+func WithSampler(sample func(now time.Time) []Sample) Option {
+	return func(c *config) { c.sampler = sample }
+}
+
+// WithSampleInterval sets how often the sampler is called (default
+// DefaultSampleInterval, 5s).
+func WithSampleInterval(d time.Duration) Option {
 	return func(c *config) {
-		c.sampler = sample
-		if interval > 0 {
-			c.sampleInterval = interval
+		if d > 0 {
+			c.sampleInterval = d
 		}
 	}
 }

@@ -403,7 +403,7 @@ func TestLogHandler(t *testing.T) {
 func TestSampler(t *testing.T) {
 	dir := t.TempDir()
 	calls := make(chan struct{}, 100)
-	w := open(t, dir, archive.WithSampler(time.Millisecond, func(now time.Time) []archive.Sample {
+	w := open(t, dir, archive.WithSampleInterval(time.Millisecond), archive.WithSampler(func(now time.Time) []archive.Sample {
 		select {
 		case calls <- struct{}{}:
 		default:
