@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -168,4 +169,18 @@ func (s *Server) archiveSamples(now time.Time) []archive.Sample {
 		}
 	}
 	return out
+}
+
+// FlushArchive writes what the archive holds to its files now, instead of
+// at the end of its flush interval: the rows of what the scheduler saw and
+// received until the call. It does nothing when the scheduler keeps no
+// archive.
+func (s *Server) FlushArchive(ctx context.Context) error {
+	if s.archive == nil {
+		return nil
+	}
+	if err := s.archive.Flush(ctx); err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	return nil
 }
