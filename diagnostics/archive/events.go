@@ -39,6 +39,9 @@ func (w *Writer) Record(evs []diagnostics.Event) {
 			trs = append(trs, Transition{Time: e.Time, Computation: int64(e.Compute), Key: string(e.Key),
 				Prefix: prefixOf(e), From: e.From, To: e.To, Worker: e.Worker, Stimulus: e.Stimulus})
 			if r, ok := diagnostics.TaskRecordOf(e); ok {
+				if r.Start.IsZero() {
+					r.Start = r.Stop // it did not run, or not where the scheduler saw it end
+				}
 				tasks = append(tasks, Task{Computation: int64(r.Compute), Key: string(r.Key), Prefix: r.Prefix,
 					Group: r.Key.Group(), Op: e.Op, Worker: r.Worker, Start: r.Start, Stop: r.Stop,
 					DurationSeconds: r.Duration.Seconds(), Bytes: r.Bytes, Outcome: r.State, Error: r.Err})

@@ -124,7 +124,9 @@ type Event struct {
 }
 
 // Task is a row of the tasks table: one run of a task that ended (in
-// memory, erred, or cancelled once started).
+// memory, erred, or cancelled once started). A task that erred without a
+// run of its own to blame (a dependency failed, or the workers running it
+// died) has a row with no worker, and Start equal to Stop.
 type Task struct {
 	Cluster     string `parquet:"cluster,dict"`
 	Computation int64  `parquet:"computation"`

@@ -295,6 +295,7 @@ func TestRecord(t *testing.T) {
 	w.Attach(hub)
 	load := graph.NewKey("load", "3fa2c1d0", 0)
 	sum := graph.NewKey("sum", "9be01f2a")
+	total := graph.NewKey("total", "77aa01bc")
 	hub.Publish(
 		diagnostics.Event{Time: t0, Kind: diagnostics.ComputeStarted, Compute: 3, Tasks: map[string]int{"load": 2, "sum": 1}},
 		diagnostics.Event{Time: t0, Kind: diagnostics.TaskTransition, Compute: 3, Key: load, From: "waiting",
@@ -309,6 +310,8 @@ func TestRecord(t *testing.T) {
 		diagnostics.Event{Time: t0.Add(4 * time.Second), Kind: diagnostics.Spill, Key: load, Bytes: 64, Path: "/s/1",
 			Worker: "w1"},
 		diagnostics.Event{Time: t0.Add(5 * time.Second), Kind: diagnostics.WorkerRemoved, Worker: "w2", Err: "killed"},
+		diagnostics.Event{Time: t0.Add(6 * time.Second), Kind: diagnostics.TaskTransition, Compute: 3, Key: total,
+			From: "waiting", To: "erred", Err: "its dependency failed"},
 		diagnostics.Event{Time: t0.Add(6 * time.Second), Kind: diagnostics.ComputeFinished, Compute: 3, Err: "boom"},
 	)
 	if err := w.Flush(context.Background()); err != nil {
@@ -323,14 +326,16 @@ func TestRecord(t *testing.T) {
 			From: "processing", To: "memory", Worker: "w1"},
 		{Time: t0.Add(3 * time.Second), Cluster: "c", Computation: 3, Key: string(sum), Prefix: "sum",
 			From: "processing", To: "erred", Worker: "w2"},
+		{Time: t0.Add(6 * time.Second), Cluster: "c", Computation: 3, Key: string(total), Prefix: "total",
+			From: "waiting", To: "erred"},
 	}
 	if !slices.EqualFunc(trs, wantTrs, func(a, b archive.Transition) bool { return a.Time.Equal(b.Time) && sameTime(a, b) }) {
 		t.Errorf("transitions:\n got %+v\nwant %+v", trs, wantTrs)
 	}
 
 	tasks := readTable[archive.Task](t, dir, archive.TableTasks)
-	if len(tasks) != 2 {
-		t.Fatalf("tasks = %+v, want 2", tasks)
+	if len(tasks) != 3 {
+		t.Fatalf("tasks = %+v, want 3", tasks)
 	}
 	if tk := tasks[0]; tk.Outcome != "memory" || tk.Worker != "w1" || tk.Bytes != 64 || tk.DurationSeconds != 2 ||
 		tk.Prefix != "load" || tk.Computation != 3 || !tk.Start.Equal(t0) {
@@ -338,6 +343,11 @@ func TestRecord(t *testing.T) {
 	}
 	if tk := tasks[1]; tk.Outcome != "erred" || tk.Error != "boom" || tk.Op != "sum-op" || tk.Group != sum.Group() {
 		t.Errorf("task 1 = %+v", tk)
+	}
+	// A task that did not run: no worker, no duration.
+	if tk := tasks[2]; tk.Outcome != "erred" || tk.Worker != "" || !tk.Start.Equal(t0.Add(6*time.Second)) ||
+		!tk.Stop.Equal(tk.Start) || tk.DurationSeconds != 0 {
+		t.Errorf("task 2 = %+v", tk)
 	}
 
 	events := readTable[archive.Event](t, dir, archive.TableEvents)
