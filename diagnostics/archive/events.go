@@ -2,6 +2,7 @@ package archive
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
 )
@@ -26,25 +27,29 @@ func (w *Writer) Attach(h *diagnostics.Hub, opts ...diagnostics.SubscribeOption)
 // table per other event, except fine performance metrics, which are left
 // out.
 func (w *Writer) Record(evs []diagnostics.Event) {
-	var (
-		trs    []Transition
-		tasks  []Task
-		events []Event
-	)
+	now := time.Now()
+	var ntr, ntask, nev int
+	w.mu.Lock()
 	for i := range evs {
 		e := &evs[i]
 		switch e.Kind {
 		case diagnostics.Metrics:
 		case diagnostics.TaskTransition:
-			trs = append(trs, Transition{Time: e.Time, Computation: int64(e.Compute), Key: string(e.Key),
-				Prefix: prefixOf(e), From: e.From, To: e.To, Worker: e.Worker, Stimulus: e.Stimulus})
-			if r, ok := diagnostics.TaskRecordOf(e); ok {
-				if r.Start.IsZero() {
-					r.Start = r.Stop // it did not run, or not where the scheduler saw it end
-				}
-				tasks = append(tasks, Task{Computation: int64(r.Compute), Key: string(r.Key), Prefix: r.Prefix,
-					Group: r.Key.Group(), Op: e.Op, Worker: r.Worker, Start: r.Start, Stop: r.Stop,
-					DurationSeconds: r.Duration.Seconds(), Bytes: r.Bytes, Outcome: r.State, Error: r.Err})
+			if queue(w, w.transitions, Transition{Time: e.Time, Computation: int64(e.Compute), Key: string(e.Key),
+				Prefix: prefixOf(e), From: e.From, To: e.To, Worker: e.Worker, Stimulus: e.Stimulus}) {
+				ntr++
+			}
+			r, ok := diagnostics.TaskRecordOf(e)
+			if !ok {
+				continue
+			}
+			if r.Start.IsZero() {
+				r.Start = r.Stop // it did not run, or not where the scheduler saw it end
+			}
+			if queue(w, w.tasks, Task{Computation: int64(r.Compute), Key: string(r.Key), Prefix: r.Prefix,
+				Group: r.Key.Group(), Op: e.Op, Worker: r.Worker, Start: r.Start, Stop: r.Stop,
+				DurationSeconds: r.Duration.Seconds(), Bytes: r.Bytes, Outcome: r.State, Error: r.Err}) {
+				ntask++
 			}
 		default:
 			ev := Event{Time: e.Time, Kind: e.Kind.String(), Computation: int64(e.Compute), Key: string(e.Key),
@@ -55,12 +60,18 @@ func (w *Writer) Record(evs []diagnostics.Event) {
 				b, _ := json.Marshal(e.Tasks)
 				ev.Message = string(b)
 			}
-			events = append(events, ev)
+			if queue(w, w.events, ev) {
+				nev++
+			}
 		}
 	}
-	w.addTransitions(trs)
-	w.addTasks(tasks)
-	w.AddEvents(events...)
+	wake := w.queued(transitionsTable, ntr, now)
+	wake = w.queued(tasksTable, ntask, now) || wake
+	wake = w.queued(eventsTable, nev, now) || wake
+	w.mu.Unlock()
+	if wake {
+		w.signal()
+	}
 }
 
 func prefixOf(e *diagnostics.Event) string {

@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	pq "github.com/parquet-go/parquet-go"
-
 	"github.com/shoal-data/shoal/diagnostics"
 )
 
@@ -142,14 +140,20 @@ type Writer struct {
 	logger *slog.Logger
 	tag    string // the middle of the files' names
 
-	mu       sync.Mutex
-	pol      *policy
-	bufs     []buffer // by table
-	subs     []*diagnostics.Subscription
-	detached bool // Close has taken subs: Attach subscribes no more
-	closed   bool // rows added are dropped
+	mu          sync.Mutex
+	pol         *policy
+	logs        *rows[Log]
+	events      *rows[Event]
+	tasks       *rows[Task]
+	transitions *rows[Transition]
+	samples     *rows[Sample]
+	bufs        []buffer // the same, by table
+	subs        []*diagnostics.Subscription
+	detached    bool // Close has taken subs: Attach subscribes no more
+	closed      bool // rows added are dropped
 
 	dropped  atomic.Uint64
+	overflow atomic.Uint64 // rows dropped for want of room, not logged yet
 	wake     chan struct{} // buffered(1): rows to look at
 	flushReq chan chan error
 	quit     chan struct{}
@@ -184,18 +188,22 @@ func Open(dir string, opts ...Option) (*Writer, error) {
 		}
 	}
 	w := &Writer{
-		dir:    dir,
-		cfg:    cfg,
-		logger: cfg.logger,
-		tag:    fileTag(cfg.cluster),
-		pol:    newPolicy(cfg.interval, cfg.maxRows, cfg.maxBytes),
-		// In the order of Tables.
-		bufs:     []buffer{&rows[Log]{}, &rows[Event]{}, &rows[Task]{}, &rows[Transition]{}, &rows[Sample]{}},
-		wake:     make(chan struct{}, 1),
-		flushReq: make(chan chan error),
-		quit:     make(chan struct{}),
-		done:     make(chan struct{}),
+		dir:         dir,
+		cfg:         cfg,
+		logger:      cfg.logger,
+		tag:         fileTag(cfg.cluster),
+		pol:         newPolicy(cfg.interval, cfg.maxRows, cfg.maxBytes),
+		logs:        &rows[Log]{},
+		events:      &rows[Event]{},
+		tasks:       &rows[Task]{},
+		transitions: &rows[Transition]{},
+		samples:     &rows[Sample]{},
+		wake:        make(chan struct{}, 1),
+		flushReq:    make(chan chan error),
+		quit:        make(chan struct{}),
+		done:        make(chan struct{}),
 	}
+	w.bufs = []buffer{w.logs, w.events, w.tasks, w.transitions, w.samples} // in the order of Tables
 	if w.logger == nil {
 		w.logger = diagnostics.DiscardLogger()
 	}
@@ -234,69 +242,66 @@ func (w *Writer) Cluster() string { return w.cfg.cluster }
 func (w *Writer) Dropped() uint64 { return w.dropped.Load() }
 
 // AddLogs queues rows for the logs table.
-func (w *Writer) AddLogs(rs ...Log) { add(w, logsTable, rs) }
+func (w *Writer) AddLogs(rs ...Log) { addRows(w, logsTable, w.logs, rs) }
 
 // AddEvents queues rows for the events table.
-func (w *Writer) AddEvents(rs ...Event) { add(w, eventsTable, rs) }
+func (w *Writer) AddEvents(rs ...Event) { addRows(w, eventsTable, w.events, rs) }
 
-func (w *Writer) addTasks(rs []Task)             { add(w, tasksTable, rs) }
-func (w *Writer) addTransitions(rs []Transition) { add(w, transitionsTable, rs) }
-func (w *Writer) addSamples(rs []Sample)         { add(w, metricsTable, rs) }
-
-// buffer holds the rows of one table until they are written.
-type buffer interface {
-	len() int
-	// take empties the buffer and returns a function that writes what it
-	// held as a Parquet file.
-	take() func(io.Writer) error
-}
-
-type rows[T any] struct{ r []T }
-
-func (b *rows[T]) len() int { return len(b.r) }
-
-func (b *rows[T]) take() func(io.Writer) error {
-	r := b.r
-	b.r = nil
-	return func(w io.Writer) error { return pq.Write(w, r, pq.Compression(&pq.Zstd)) }
-}
-
-// add queues rows for table t, stamped with the cluster.
-func add[T any, P interface {
-	*T
-	stamp(string)
-}](w *Writer, t int, rs []T) {
+// addRows queues rows for table t, whose buffer is b.
+func addRows[T any, P rowPtr[T]](w *Writer, t int, b *rows[T], rs []T) {
 	if len(rs) == 0 {
 		return
 	}
 	now := time.Now()
+	n := 0
 	w.mu.Lock()
-	b := w.bufs[t].(*rows[T])
-	if w.closed {
-		w.mu.Unlock()
-		w.dropped.Add(uint64(len(rs)))
-		return
-	}
-	// While the files cannot be written as fast as rows come, the rows
-	// beyond a few files' worth are lost rather than the memory.
-	if room := 4*w.cfg.maxRows - len(b.r); len(rs) > room {
-		room = max(room, 0)
-		w.dropped.Add(uint64(len(rs) - room))
-		rs = rs[:room]
-	}
-	first := len(b.r)
-	b.r = append(b.r, rs...)
-	for i := first; i < len(b.r); i++ {
-		P(&b.r[i]).stamp(w.cfg.cluster)
-	}
-	wasEmpty := w.pol.pending[t].rows == 0
-	full := len(rs) > 0 && w.pol.add(t, len(rs), now)
-	w.mu.Unlock()
-	if (wasEmpty && len(rs) > 0) || full {
-		select {
-		case w.wake <- struct{}{}:
-		default:
+	for _, r := range rs {
+		if queue[T, P](w, b, r) {
+			n++
 		}
+	}
+	wake := w.queued(t, n, now)
+	w.mu.Unlock()
+	if wake {
+		w.signal()
+	}
+}
+
+// queue adds a row to the buffer b, stamped with the cluster, unless the
+// Writer is closed or b holds what it may: while the files cannot be
+// written as fast as rows come, the rows beyond a few files' worth are
+// lost rather than the memory. It reports whether it added the row.
+// Called with w.mu held.
+func queue[T any, P rowPtr[T]](w *Writer, b *rows[T], r T) bool {
+	if w.closed || b.n >= 4*w.cfg.maxRows {
+		w.dropped.Add(1)
+		if !w.closed {
+			w.overflow.Add(1)
+		}
+		return false
+	}
+	b.push(r)
+	P(&b.cur[len(b.cur)-1]).stamp(w.cfg.cluster)
+	return true
+}
+
+// queued tells the policy that n rows were queued for table t, and
+// reports whether the writing goroutine must look at the tables again.
+// Called with w.mu held.
+func (w *Writer) queued(t, n int, now time.Time) bool {
+	if n == 0 {
+		return false
+	}
+	first := w.pol.pending[t].rows == 0
+	full := w.pol.add(t, n, now)
+	return first || full
+}
+
+// signal wakes the writing goroutine.
+func (w *Writer) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -388,6 +393,9 @@ func (w *Writer) write(all bool) error {
 		since time.Time
 		rows  int
 		write func(io.Writer) error
+	}
+	if n := w.overflow.Swap(0); n > 0 {
+		w.failed("rows lost: they came faster than the archive could write them", "rows", n)
 	}
 	var jobs []job
 	w.mu.Lock()
@@ -530,7 +538,7 @@ func (w *Writer) sample() {
 	for {
 		select {
 		case now := <-t.C:
-			w.addSamples(w.cfg.sampler(now))
+			addRows(w, metricsTable, w.samples, w.cfg.sampler(now))
 		case <-w.quit:
 			return
 		}
