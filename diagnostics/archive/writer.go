@@ -85,7 +85,9 @@ func WithFlushInterval(d time.Duration) Option {
 
 // WithMaxRows sets how many rows of a table make a file without waiting
 // for the flush interval (default DefaultMaxRows). It bounds the memory the
-// rows take while they wait.
+// rows take while they wait: a table holds at most four times as many,
+// while its files cannot be written as fast as rows come; more are
+// dropped (see Dropped), and the loss is logged.
 func WithMaxRows(n int) Option {
 	return func(c *config) {
 		if n > 0 {
@@ -110,7 +112,11 @@ func WithLogger(l *slog.Logger) Option {
 // WithLogLevel sets the least level of the records that the handlers of
 // LogHandler keep (default slog.LevelInfo).
 func WithLogLevel(l slog.Leveler) Option {
-	return func(c *config) { c.level = l }
+	return func(c *config) {
+		if l != nil {
+			c.level = l
+		}
+	}
 }
 
 // WithSampler has the writer call sample every sample interval
@@ -131,9 +137,10 @@ func WithSampleInterval(d time.Duration) Option {
 }
 
 // Writer writes telemetry to an archive directory, one subdirectory per
-// table (see Tables). Its methods only queue rows in memory, and return at
-// once; a goroutine of the Writer writes them to files. Its methods are safe
-// for concurrent use.
+// table (see Tables). AddLogs, AddEvents, Record and the handlers of
+// LogHandler only queue rows in memory and return at once; a goroutine of
+// the Writer writes them to files. Its methods are safe for concurrent
+// use.
 type Writer struct {
 	dir    string
 	cfg    config
@@ -319,7 +326,7 @@ func (w *Writer) Flush(ctx context.Context) error {
 	select {
 	case w.flushReq <- ch:
 	case <-w.done:
-		return errors.New("archive: flush after Close")
+		return fmt.Errorf("archive: flush %s: the writer is closed", w.dir)
 	case <-ctx.Done():
 		return fmt.Errorf("archive: flush %s: %w", w.dir, ctx.Err())
 	}

@@ -126,6 +126,11 @@ type Config struct {
 	// (host:port, port 0 for a free one); empty: not served. Like
 	// /metrics, it is plain HTTP, and read-only.
 	DashboardListen string
+	// DashboardAddress is the dashboard's address as Info reports it:
+	// by default where DashboardListen serves it. Set it when people reach
+	// the dashboard another way, such as through a proxy (host:port, or a
+	// URL).
+	DashboardAddress string
 	// Archive is a directory where the scheduler keeps the cluster's
 	// telemetry in Parquet files that outlive it (see package
 	// diagnostics/archive): the logs of the scheduler and of every worker
@@ -136,11 +141,6 @@ type Config struct {
 	// ArchiveOptions tune the archive: archive.WithMaxBytes (1 GiB by
 	// default), archive.WithFlushInterval (10s), and so on.
 	ArchiveOptions []archive.Option
-	// DashboardAddress is the dashboard's address as Info reports it:
-	// by default where DashboardListen serves it. Set it when people reach
-	// the dashboard another way, such as through a proxy (host:port, or a
-	// URL).
-	DashboardAddress string
 }
 
 // Server is a running scheduler.
