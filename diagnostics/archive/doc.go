@@ -21,7 +21,9 @@
 //	DIR/tasks/20260304T050607.123456789Z-scheduler-1a2b3c4d5e6f-000042.parquet
 //
 // Names sort oldest first. Several clusters may share a directory: the
-// column cluster tells their rows apart.
+// column cluster tells their rows apart. Logs may hold what tasks said of
+// their data, so the directories the writer makes and its files can be
+// read by their owner only.
 //
 // A file is written whole once its rows are due, under a temporary name
 // beginning with a dot, and renamed when complete, so every file whose name

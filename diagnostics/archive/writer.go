@@ -190,7 +190,7 @@ func Open(dir string, opts ...Option) (*Writer, error) {
 		cfg.cluster = "archive-" + hex.EncodeToString(b[:])
 	}
 	for _, t := range Tables {
-		if err := os.MkdirAll(filepath.Join(dir, t), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(dir, t), 0o700); err != nil {
 			return nil, fmt.Errorf("archive: %w", err)
 		}
 	}
@@ -435,11 +435,11 @@ func (w *Writer) write(all bool) error {
 // it to path once it is complete, so that every file of the archive can be
 // read whenever the process stops. It returns the file's size.
 func writeFile(path string, write func(io.Writer) error) (int64, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return 0, err
 	}
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return 0, err
 	}

@@ -92,6 +92,16 @@ func TestWriterWritesEveryTable(t *testing.T) {
 	if n := len(files(t, dir, archive.TableMetrics)); n != 0 {
 		t.Errorf("table metrics had no rows, but %d files", n)
 	}
+	// Only their owner reads them: logs may tell of the data.
+	for _, p := range append(files(t, dir, archive.TableLogs), filepath.Join(dir, archive.TableLogs)) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			t.Errorf("%s: mode %v, readable by others", p, perm)
+		}
+	}
 	logs := readTable[archive.Log](t, dir, archive.TableLogs)
 	if len(logs) != 1 || logs[0].Message != "hello" || logs[0].Cluster != "cluster-1" || !logs[0].Time.Equal(t0) {
 		t.Errorf("logs = %+v", logs)
