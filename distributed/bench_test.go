@@ -29,7 +29,8 @@ func benchCluster(b *testing.B, inProcess bool) (*distributed.LocalCluster, *dis
 		sec = &security.Config{Insecure: true}
 	}
 	lc, err := distributed.NewLocalCluster(ctx, distributed.LocalClusterOptions{Workers: 2, ThreadsPerWorker: 1,
-		InProcess: inProcess, Scheduler: server.Config{Saturation: sat}, Security: sec})
+		InProcess: inProcess, Scheduler: server.Config{Saturation: sat}, Security: sec,
+		LocalDir: b.TempDir(), NoArchive: os.Getenv("SHOAL_BENCH_NOARCHIVE") != ""})
 	if err != nil {
 		b.Fatal(err)
 	}

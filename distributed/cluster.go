@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -95,6 +96,16 @@ type LocalClusterOptions struct {
 	// scheduler serves it on a free loopback port, or on
 	// Scheduler.DashboardListen when set; DashboardURL and Info say where.
 	NoDashboard bool
+	// Archive is the directory where the scheduler keeps the cluster's
+	// telemetry in Parquet files that outlive it: the logs of every
+	// process, events, one row per task run, transitions and metric
+	// samples (see package diagnostics/archive; Scheduler.ArchiveOptions
+	// tune it). Default: shoal-archive in LocalDir (or os.TempDir()), which
+	// the cluster's later runs share, at most 1 GiB of files, the oldest
+	// removed first. ArchiveDir says where.
+	Archive string
+	// NoArchive turns the archive off.
+	NoArchive bool
 }
 
 // LocalCluster is a scheduler and workers on this machine, on loopback.
@@ -150,6 +161,14 @@ func NewLocalCluster(ctx context.Context, opts LocalClusterOptions) (*LocalClust
 	base := opts.LocalDir
 	if base == "" {
 		base = os.TempDir()
+	}
+	switch {
+	case opts.NoArchive:
+		scfg.Archive = ""
+	case opts.Archive != "":
+		scfg.Archive = opts.Archive
+	case scfg.Archive == "":
+		scfg.Archive = filepath.Join(base, "shoal-archive")
 	}
 	var sec security.Config
 	var tlsDir string
@@ -328,6 +347,11 @@ func (lc *LocalCluster) Address() string { return lc.sched.Address() }
 // DashboardURL returns the address of the scheduler's dashboard, such as
 // "http://127.0.0.1:40123/status", or "" when it is not served.
 func (lc *LocalCluster) DashboardURL() string { return dashboardURL(lc.sched.DashboardAddress()) }
+
+// ArchiveDir returns the directory of the cluster's archive (see
+// LocalClusterOptions.Archive), or "" when it keeps none. Its files are
+// complete once Close has returned.
+func (lc *LocalCluster) ArchiveDir() string { return lc.sched.ArchiveDir() }
 
 // Scheduler returns the scheduler server: its Events, Story and Dump.
 func (lc *LocalCluster) Scheduler() *server.Server { return lc.sched }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/archive"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -33,6 +34,7 @@ type Executor struct {
 	progress *diagnostics.Progress
 	profiler *diagnostics.Profiler     // nil when profiling is off
 	profiles *diagnostics.ProfileStore // its windows
+	archive  *archive.Writer           // nil without WithArchive
 	fine     diagnostics.FineMetrics
 	meter    graph.Meter // of fine, for the tasks
 
@@ -95,12 +97,17 @@ func New(opts ...Option) *Executor {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	aw, self := openArchive(cfg, logger)
+	if aw != nil {
+		logger = slog.New(aw.LogHandler(logger.Handler(), archive.ProcessLocal, workerName))
+	}
 	logger = logger.With("executor", "local")
 	e := &Executor{
 		cfg:     cfg,
 		logger:  logger,
 		hub:     diagnostics.NewHub(),
 		clients: make(map[string]*computation),
+		archive: aw,
 	}
 	e.cond = sync.NewCond(&e.mu)
 	e.baseCtx, e.baseCancel = context.WithCancel(context.Background())
@@ -123,6 +130,10 @@ func New(opts ...Option) *Executor {
 	}
 	e.meter = e.fine.Meter(workerName)
 	e.startProfiler()
+	if aw != nil {
+		aw.Attach(e.hub)
+		self.Store(e)
+	}
 	return e
 }
 
@@ -142,8 +153,8 @@ func (e *Executor) LocalDir() string { return e.store.dir }
 func (e *Executor) Threads() int { return e.cfg.threads }
 
 // Close cancels every running computation, waits for the goroutines to
-// stop and removes the spill directory. Calls after Close fail with
-// ErrClosed.
+// stop, removes the spill directory and writes what is left of the
+// archive (WithArchive). Calls after Close fail with ErrClosed.
 func (e *Executor) Close() error {
 	e.mu.Lock()
 	if e.closed {
@@ -164,7 +175,11 @@ func (e *Executor) Close() error {
 		e.progress.Close()
 	}
 	e.hub.Close()
-	return e.store.close()
+	err := e.store.close()
+	if e.archive != nil {
+		err = errors.Join(err, e.archive.Close())
+	}
+	return err
 }
 
 // pushReady queues a task to run, ready since now, and starts a goroutine
@@ -481,7 +496,7 @@ func (e *Executor) publishTransitions(s *slot, evs []scheduler.Event) {
 		}
 		if tr.To == scheduler.Erred {
 			if ti, ok := e.state.Task(tr.Key); ok {
-				ev.Err = ti.Error
+				ev.Err, ev.Op = ti.Error, ti.Op
 			}
 		}
 		if tr.To == scheduler.Forgotten && e.owner != nil {

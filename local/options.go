@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/shoal-data/shoal/diagnostics/archive"
 	"github.com/shoal-data/shoal/graph"
 )
 
@@ -25,6 +26,8 @@ type config struct {
 	logSize       int
 	noProfile     bool
 	profileWindow time.Duration
+	archiveDir    string
+	archiveOpts   []archive.Option
 }
 
 func defaultConfig() config {

@@ -3,6 +3,7 @@
 //
 //	shoal scheduler (--tls-ca FILE --tls-cert FILE --tls-key FILE | --insecure) [--addr HOST:PORT]
 //	                [--dashboard-address HOST:PORT] [--metrics-listen HOST:PORT] [--token-file FILE]
+//	                [--archive DIR] [--archive-max-bytes 1GiB] [--archive-flush 10s]
 //	shoal worker SCHEDULER_ADDR (--tls-ca FILE --tls-cert FILE --tls-key FILE | --insecure)
 //	             [--threads N] [--memory-limit 4GiB] [--local-dir DIR] [--name NAME]
 //	             [--resources GPU=1,...] [--listen HOST:PORT] [--nanny] [--pause 0.8]
@@ -41,6 +42,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/archive"
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/server"
@@ -187,6 +189,9 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	noWorkers := fs.Duration("no-workers-timeout", time.Minute, "fail the tasks that wait for a worker when there has been none for this long (negative: wait for ever)")
 	dashboard := fs.String("dashboard-address", "127.0.0.1:8787", "`address` to serve the dashboard on, a live web page of the cluster, and Prometheus metrics at /metrics (host:port; \":8787\" for every interface; empty: none)")
 	metricsListen := fs.String("metrics-listen", "", "another `address` to serve Prometheus metrics on, at /metrics (host:port; empty: only beside the dashboard)")
+	archiveDir := fs.String("archive", "", "`directory` where to keep the cluster's logs, events, task runs, transitions and metric samples in Parquet files that outlive it (empty: none)")
+	archiveMax := fs.String("archive-max-bytes", "1GiB", "bound of the archive's total size; the oldest files are removed first (0: none)")
+	archiveFlush := fs.Duration("archive-flush", archive.DefaultFlushInterval, "longest time a record waits in memory before it is in an archive file: what a crash loses at most")
 	var sf securityFlags
 	sf.register(fs)
 	var lf logFlags
@@ -218,9 +223,17 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	maxBytes, err := parseBytes(*archiveMax)
+	if err != nil {
+		return fmt.Errorf("--archive-max-bytes: %w", err)
+	}
+	if maxBytes == 0 {
+		maxBytes = -1 // no bound
+	}
 	s, err := server.New(server.Config{Listen: *addr, Logger: logger, Saturation: *saturation,
 		HeartbeatTimeout: *heartbeat, NoWorkersTimeout: *noWorkers, DashboardListen: *dashboard, MetricsListen: *metricsListen,
-		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure})
+		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure, Archive: *archiveDir,
+		ArchiveOptions: []archive.Option{archive.WithMaxBytes(maxBytes), archive.WithFlushInterval(*archiveFlush)}})
 	if err != nil {
 		return err
 	}
@@ -228,7 +241,8 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	if a := s.DashboardAddress(); a != "" {
 		dash = "http://" + a + "/status"
 	}
-	logger.Info("scheduler listening", "address", s.Address(), "dashboard", dash, "metrics", s.MetricsAddress())
+	logger.Info("scheduler listening", "address", s.Address(), "dashboard", dash, "metrics", s.MetricsAddress(),
+		"archive", s.ArchiveDir())
 	<-ctx.Done()
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

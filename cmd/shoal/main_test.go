@@ -6,17 +6,25 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/shoal-data/shoal/dataframe"
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/archive"
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/server"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/io/parquet"
+	"github.com/shoal-data/shoal/io/storage"
+	"github.com/shoal-data/shoal/local"
 )
 
 // cmdEnv makes the test binary run as the shoal command: the nanny starts
@@ -41,6 +49,9 @@ func TestHelpAndUsage(t *testing.T) {
 		{[]string{"help", "worker"}, 0, "-nanny"},
 		{[]string{"worker", "--help"}, 0, "-terminate"},
 		{[]string{"scheduler", "--help"}, 0, "-metrics-listen"},
+		{[]string{"scheduler", "--help"}, 0, "-archive-max-bytes"},
+		{[]string{"scheduler", "--insecure", "--addr", "127.0.0.1:0", "--archive-max-bytes", "lots"}, 1,
+			"--archive-max-bytes"},
 		{[]string{"bogus"}, 2, `unknown command "bogus"`},
 		{[]string{"worker"}, 2, "Usage: shoal worker"},
 		{[]string{"worker", "127.0.0.1:1", "--memory-limit", "lots"}, 1, "--memory-limit"},
@@ -264,4 +275,123 @@ func eventually(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestArchiveSurvivesSIGKILL runs `shoal scheduler --archive` with a worker
+// and a stream of computations, kills the scheduler with SIGKILL while
+// they run, and reads every file left in the archive.
+func TestArchiveSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	dir := t.TempDir()
+	var out bytes.Buffer
+	cmd := exec.Command(exe, "scheduler", "--insecure", "--addr", addr, "--dashboard-address", "",
+		"--archive", dir, "--archive-flush", "100ms", "--log-format", "json")
+	cmd.Env = append(os.Environ(), cmdEnv+"=1")
+	cmd.Stderr = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("scheduler output:\n%s", out.String())
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var c *distributed.Client
+	eventually(t, func() bool {
+		c, err = distributed.Connect(ctx, addr, distributed.WithSecurity(security.Config{Insecure: true}))
+		return err == nil
+	})
+	defer c.Close()
+	startNanny(t, addr)
+
+	// Computations run until the scheduler is gone.
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for i := 0; ctx.Err() == nil; i++ {
+			var calls []graph.Delayed
+			for j := range 20 {
+				calls = append(calls, getenv.Call(i*20+j))
+			}
+			if _, err := graph.ComputeAll(ctx, c, calls...); err != nil {
+				select {
+				case <-exited:
+					return
+				default:
+				}
+			}
+		}
+	}()
+	// Kill it once the archive has files of task runs and more are on
+	// their way.
+	eventually(t, func() bool {
+		tasks, _ := filepath.Glob(archive.Glob(dir, archive.TableTasks))
+		return len(tasks) >= 3
+	})
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	cancel()
+	<-stopped
+
+	var files int
+	for _, table := range archive.Tables {
+		paths, err := filepath.Glob(archive.Glob(dir, table))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range paths {
+			files++
+			plan, err := parquet.PlanRead(context.Background(), storage.Local{}, []string{p}, parquet.Options{})
+			if err != nil {
+				t.Errorf("file %s: %v", p, err)
+				continue
+			}
+			for i := range plan.Parts {
+				rec, err := parquet.ReadPart(context.Background(), storage.Local{}, plan, i, memory.DefaultAllocator)
+				if err != nil {
+					t.Errorf("file %s: %v", p, err)
+					continue
+				}
+				rec.Release()
+			}
+		}
+	}
+	// The tasks that ran are there, up to the last flush.
+	tasks, err := dataframe.ReadParquet(context.Background(), archive.Glob(dir, archive.TableTasks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := local.New()
+	defer exec.Close()
+	n, err := tasks.Len().Int64(context.Background(), exec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 20 {
+		t.Errorf("%d task runs in the archive, want at least a computation's 20", n)
+	}
+	t.Logf("%d files readable, %d task runs", files, n)
 }

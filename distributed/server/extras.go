@@ -129,6 +129,7 @@ func (s *Server) WorkerOutput(addr string, pid int, recs []*wire.LogRecord) {
 		}
 	}
 	if wc == nil {
+		s.archiveLogs("", int32(pid), recs)
 		k := pidKey(pid)
 		if k == "" {
 			return
@@ -142,6 +143,7 @@ func (s *Server) WorkerOutput(addr string, pid int, recs []*wire.LogRecord) {
 		}
 		return
 	}
+	s.archiveLogs(wc.addr, wc.info.Pid, recs)
 	wc.addOutput(recs, s.cfg.WorkerLogs)
 }
 
@@ -215,10 +217,11 @@ func (s *Server) exitCause(wc *workerConn) workerExit {
 }
 
 // mergeLogs adds to a worker's logs the records its supervisor read that
-// the worker had not sent, in time order. Called with s.mu held.
-func (wc *workerConn) mergeLogs(last []*wire.LogRecord, max int) {
+// the worker had not sent, in time order, and returns them. Called with
+// s.mu held.
+func (wc *workerConn) mergeLogs(last []*wire.LogRecord, max int) []*wire.LogRecord {
 	if len(last) == 0 {
-		return
+		return nil
 	}
 	type id struct {
 		t   int64
@@ -228,15 +231,15 @@ func (wc *workerConn) mergeLogs(last []*wire.LogRecord, max int) {
 	for _, r := range wc.logs {
 		have[id{r.TimeUnixNano, r.Message}] = true
 	}
-	added := false
+	var added []*wire.LogRecord
 	for _, r := range last {
 		if !have[id{r.TimeUnixNano, r.Message}] {
 			wc.logs = append(wc.logs, r)
-			added = true
+			added = append(added, r)
 		}
 	}
-	if !added {
-		return
+	if len(added) == 0 {
+		return nil
 	}
 	slices.SortStableFunc(wc.logs, func(a, b *wire.LogRecord) int {
 		switch {
@@ -250,6 +253,7 @@ func (wc *workerConn) mergeLogs(last []*wire.LogRecord, max int) {
 	if over := len(wc.logs) - max; over > 0 {
 		wc.logs = slices.Clone(wc.logs[over:])
 	}
+	return added
 }
 
 // keepGone keeps a removed worker's last logs. Called with s.mu held.
@@ -307,6 +311,7 @@ func (s *Server) WorkerLogs(n int, names ...string) (logs map[string][]*wire.Log
 func (s *Server) LogEvent(topic, msg, client string, t time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.archiveTopic(topic, msg, t)
 	ev := &wire.TopicEvent{Topic: topic, Message: msg, TimeUnixNano: t.UnixNano(), Client: client}
 	evs := append(s.topics[topic], ev)
 	if over := len(evs) - s.cfg.TopicEvents; over > 0 {

@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/archive"
 	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
@@ -135,6 +136,16 @@ type Config struct {
 	// the dashboard another way, such as through a proxy (host:port, or a
 	// URL).
 	DashboardAddress string
+	// Archive is a directory where the scheduler keeps the cluster's
+	// telemetry in Parquet files that outlive it (see package
+	// diagnostics/archive): the logs of the scheduler and of every worker
+	// (with what worker processes wrote to their standard output and
+	// error), events, one row per task run, transitions, and samples of
+	// the memory, CPU, disks and network of every process. Empty: none.
+	Archive string
+	// ArchiveOptions tune the archive: archive.WithMaxBytes (1 GiB by
+	// default), archive.WithFlushInterval (10s), and so on.
+	ArchiveOptions []archive.Option
 }
 
 // Server is a running scheduler.
@@ -153,6 +164,8 @@ type Server struct {
 	metrics *serverMetrics
 	started time.Time
 	tel     *telemetry
+	archive *archive.Writer // nil without Config.Archive
+	sampled archiveSampler  // used by the archive's sampler only
 
 	dash       *dashboard.Recorder // the task stream and progress, when the dashboard is served
 	dashHTTP   *metrics.Server
@@ -263,12 +276,6 @@ func New(cfg Config) (*Server, error) {
 	if len(cfg.DialOptions) == 0 {
 		cfg.DialOptions = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
-	var next slog.Handler
-	if cfg.Logger != nil {
-		next = cfg.Logger.Handler()
-	}
-	ring := logring.New(cfg.LogRecords, false)
-	logger := slog.New(ring.Handler(next, slog.LevelInfo))
 	if !cfg.Insecure && cfg.Credentials == nil && len(cfg.ServerOptions) == 0 && !security.IsLoopback(cfg.Listen) {
 		return nil, fmt.Errorf("scheduler: listen on %s: %w", cfg.Listen, security.ErrPlaintext)
 	}
@@ -278,6 +285,21 @@ func New(cfg Config) (*Server, error) {
 	}
 	var idb [6]byte
 	rand.Read(idb[:])
+	id := "scheduler-" + hex.EncodeToString(idb[:])
+	aw, self, err := openArchive(cfg, id)
+	if err != nil {
+		lis.Close()
+		return nil, err
+	}
+	var next slog.Handler
+	if cfg.Logger != nil {
+		next = cfg.Logger.Handler()
+	}
+	if aw != nil {
+		next = aw.LogHandler(next, archive.ProcessScheduler, "")
+	}
+	ring := logring.New(cfg.LogRecords, false)
+	logger := slog.New(ring.Handler(next, slog.LevelInfo))
 	s := &Server{
 		cfg:         cfg,
 		started:     time.Now(),
@@ -290,8 +312,9 @@ func New(cfg Config) (*Server, error) {
 		gone:        map[string]*goneWorker{},
 		topics:      map[string][]*wire.TopicEvent{},
 		datasets:    map[string][]graph.Key{},
-		id:          "scheduler-" + hex.EncodeToString(idb[:]),
+		id:          id,
 		tel:         newTelemetry(),
+		archive:     aw,
 		lis:         lis,
 		hub:         diagnostics.NewHub(),
 		stop:        make(chan struct{}),
@@ -316,6 +339,7 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			s.metrics.close()
 			lis.Close()
+			s.closeArchive()
 			return nil, fmt.Errorf("scheduler: %w", err)
 		}
 		s.metrics.http = ms
@@ -324,10 +348,15 @@ func New(cfg Config) (*Server, error) {
 		if err := s.serveDashboard(); err != nil {
 			s.metrics.close()
 			lis.Close()
+			s.closeArchive()
 			return nil, fmt.Errorf("scheduler: %w", err)
 		}
 	}
 	s.subs = append(s.subs, s.hub.Subscribe(s.observe))
+	if aw != nil {
+		aw.Attach(s.hub)
+		self.Store(s)
+	}
 	s.startPlugins()
 	s.wg.Add(2)
 	go func() {
@@ -337,7 +366,8 @@ func New(cfg Config) (*Server, error) {
 		}
 	}()
 	go s.watchHeartbeats()
-	s.logger.Info("scheduler started", "id", s.id, "metrics", s.MetricsAddress(), "dashboard", s.DashboardAddress())
+	s.logger.Info("scheduler started", "id", s.id, "metrics", s.MetricsAddress(), "dashboard", s.DashboardAddress(),
+		"archive", s.ArchiveDir())
 	return s, nil
 }
 
@@ -435,7 +465,7 @@ func (s *Server) Close(ctx context.Context) error {
 	s.peers.Close()
 	s.metrics.close()
 	s.logger.Info("scheduler closed")
-	return nil
+	return s.closeArchive()
 }
 
 func (s *Server) signalChange() {

@@ -164,7 +164,7 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 	if wc.lost == "" && exit.cause != "" {
 		wc.lost = "process ended: " + exit.cause
 	}
-	wc.mergeLogs(exit.logs, s.cfg.WorkerLogs)
+	s.archiveLogs(wc.addr, wc.info.Pid, wc.mergeLogs(exit.logs, s.cfg.WorkerLogs))
 	reason := wc.lost
 	if reason == "" {
 		reason = "connection closed"
@@ -281,6 +281,7 @@ func (s *Server) sendWorker(ctx context.Context, wc *workerConn, stream wire.Sch
 // workerBatch applies a batch of a worker's reports.
 func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 	s.workerTelemetry(wc.addr, b)
+	s.archiveLogs(wc.addr, wc.info.Pid, b.Logs)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.workers[wc.addr] != wc {
