@@ -299,7 +299,9 @@ func TestShuffles(t *testing.T) {
 
 type meterFunc func(task graph.Key, activity, unit string, value float64)
 
-func (f meterFunc) AddMetric(task graph.Key, activity, unit string, value float64) { f(task, activity, unit, value) }
+func (f meterFunc) AddMetric(task graph.Key, activity, unit string, value float64) {
+	f(task, activity, unit, value)
+}
 
 func TestReads(t *testing.T) {
 	passed := 0
