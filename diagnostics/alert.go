@@ -1,6 +1,7 @@
 package diagnostics
 
 import (
+	"context"
 	"time"
 
 	"github.com/shoal-data/shoal/graph"
@@ -45,3 +46,10 @@ func (a *Alert) Active() bool { return a.End.IsZero() }
 
 // String returns the message and the action.
 func (a *Alert) String() string { return a.Message + ": " + a.Action }
+
+// AlertSource is an executor that raises alerts: both the cluster's
+// client and the in-process executor are. Alerts returns the alerts
+// raised and not resolved, oldest first, and the last ones resolved.
+type AlertSource interface {
+	Alerts(ctx context.Context) (active, recent []Alert, err error)
+}

@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
@@ -125,6 +126,11 @@ type Config struct {
 	// (host:port, port 0 for a free one); empty: not served. Like
 	// /metrics, it is plain HTTP, and read-only.
 	DashboardListen string
+	// Alerts holds the thresholds of the alerts the scheduler raises
+	// (see package diagnostics/alert); zero fields take their defaults,
+	// and a worker is late after five missed heartbeats (at most half
+	// of HeartbeatTimeout).
+	Alerts alert.Config
 	// DashboardAddress is the dashboard's address as Info reports it:
 	// by default where DashboardListen serves it. Set it when people reach
 	// the dashboard another way, such as through a proxy (host:port, or a
@@ -148,6 +154,7 @@ type Server struct {
 	metrics *serverMetrics
 	started time.Time
 	tel     *telemetry
+	alerts  alerts
 
 	dash       *dashboard.Recorder // the task stream and progress, when the dashboard is served
 	dashHTTP   *metrics.Server
@@ -294,6 +301,7 @@ func New(cfg Config) (*Server, error) {
 		state: scheduler.New(scheduler.Config{Saturation: cfg.Saturation, AllowedFailures: cfg.AllowedFailures,
 			LogSize: cfg.LogSize, Steal: !cfg.NoStealing, Backlog: max(cfg.Backlog, 0)}),
 	}
+	s.alerts.m = alert.New(alertConfig(cfg))
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxSendMsgSize(cfg.MaxMessageBytes)}
 	if cfg.Credentials != nil {
 		opts = append(opts, grpc.Creds(cfg.Credentials))
@@ -453,6 +461,7 @@ func (s *Server) watchHeartbeats() {
 				}
 			}
 			s.mu.Unlock()
+			s.alert(now, &alert.Tick{})
 		}
 	}
 }
@@ -610,10 +619,12 @@ func (s *Server) publishTransitions(evs []scheduler.Event) {
 	s.hub.Publish(s.evbuf...)
 }
 
-// observe takes the server's events in for its metrics and its dashboard:
-// one subscriber for both, so that each event is queued once.
+// observe takes the server's events in for its metrics, its alerts and
+// its dashboard: one subscriber for all, so that each event is queued
+// once.
 func (s *Server) observe(evs []diagnostics.Event) {
 	s.metrics.countTransitions(evs)
+	s.alertEvents(evs)
 	if s.dash != nil {
 		s.dash.Record(evs)
 	}

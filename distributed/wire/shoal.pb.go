@@ -1046,6 +1046,7 @@ type WorkerStats struct {
 	Disks         []*DiskUsage           `protobuf:"bytes,6,rep,name=disks,proto3" json:"disks,omitempty"`
 	Tasks         map[string]int32       `protobuf:"bytes,7,rep,name=tasks,proto3" json:"tasks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // executing, ready, waiting, fetching, memory
 	Shuffles      []*ShuffleDisk         `protobuf:"bytes,8,rep,name=shuffles,proto3" json:"shuffles,omitempty"`
+	Running       []*AlertRunning        `protobuf:"bytes,400,rep,name=running,proto3" json:"running,omitempty"` // the tasks executing now, for the straggler alert
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1136,6 +1137,66 @@ func (x *WorkerStats) GetShuffles() []*ShuffleDisk {
 	return nil
 }
 
+func (x *WorkerStats) GetRunning() []*AlertRunning {
+	if x != nil {
+		return x.Running
+	}
+	return nil
+}
+
+// AlertRunning is a task a worker is executing, since when.
+type AlertRunning struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	StartUnixNano int64                  `protobuf:"varint,2,opt,name=start_unix_nano,json=startUnixNano,proto3" json:"start_unix_nano,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlertRunning) Reset() {
+	*x = AlertRunning{}
+	mi := &file_shoal_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlertRunning) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlertRunning) ProtoMessage() {}
+
+func (x *AlertRunning) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlertRunning.ProtoReflect.Descriptor instead.
+func (*AlertRunning) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *AlertRunning) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *AlertRunning) GetStartUnixNano() int64 {
+	if x != nil {
+		return x.StartUnixNano
+	}
+	return 0
+}
+
 type DiskUsage struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"` // "local" or "scratch"
@@ -1149,7 +1210,7 @@ type DiskUsage struct {
 
 func (x *DiskUsage) Reset() {
 	*x = DiskUsage{}
-	mi := &file_shoal_proto_msgTypes[12]
+	mi := &file_shoal_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1161,7 +1222,7 @@ func (x *DiskUsage) String() string {
 func (*DiskUsage) ProtoMessage() {}
 
 func (x *DiskUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[12]
+	mi := &file_shoal_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1174,7 +1235,7 @@ func (x *DiskUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiskUsage.ProtoReflect.Descriptor instead.
 func (*DiskUsage) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{12}
+	return file_shoal_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DiskUsage) GetName() string {
@@ -1224,7 +1285,7 @@ type ShuffleDisk struct {
 
 func (x *ShuffleDisk) Reset() {
 	*x = ShuffleDisk{}
-	mi := &file_shoal_proto_msgTypes[13]
+	mi := &file_shoal_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1236,7 +1297,7 @@ func (x *ShuffleDisk) String() string {
 func (*ShuffleDisk) ProtoMessage() {}
 
 func (x *ShuffleDisk) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[13]
+	mi := &file_shoal_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1249,7 +1310,7 @@ func (x *ShuffleDisk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShuffleDisk.ProtoReflect.Descriptor instead.
 func (*ShuffleDisk) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{13}
+	return file_shoal_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ShuffleDisk) GetId() string {
@@ -1274,13 +1335,16 @@ type TaskDone struct {
 	DurationNanos int64                  `protobuf:"varint,4,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
 	Size          int64                  `protobuf:"varint,5,opt,name=size,proto3" json:"size,omitempty"`  // bytes of the result, when error is unset
 	Error         *Error                 `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"` // set when the task failed
+	// Bytes the task read from files (a shuffle's shards, here or from a
+	// peer), for the skewed-partition alert.
+	ReadBytes     int64 `protobuf:"varint,400,opt,name=read_bytes,json=readBytes,proto3" json:"read_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskDone) Reset() {
 	*x = TaskDone{}
-	mi := &file_shoal_proto_msgTypes[14]
+	mi := &file_shoal_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1292,7 +1356,7 @@ func (x *TaskDone) String() string {
 func (*TaskDone) ProtoMessage() {}
 
 func (x *TaskDone) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[14]
+	mi := &file_shoal_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1305,7 +1369,7 @@ func (x *TaskDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDone.ProtoReflect.Descriptor instead.
 func (*TaskDone) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{14}
+	return file_shoal_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TaskDone) GetKey() string {
@@ -1350,6 +1414,13 @@ func (x *TaskDone) GetError() *Error {
 	return nil
 }
 
+func (x *TaskDone) GetReadBytes() int64 {
+	if x != nil {
+		return x.ReadBytes
+	}
+	return 0
+}
+
 type Memory struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Managed       int64                  `protobuf:"varint,1,opt,name=managed,proto3" json:"managed,omitempty"`
@@ -1361,7 +1432,7 @@ type Memory struct {
 
 func (x *Memory) Reset() {
 	*x = Memory{}
-	mi := &file_shoal_proto_msgTypes[15]
+	mi := &file_shoal_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1373,7 +1444,7 @@ func (x *Memory) String() string {
 func (*Memory) ProtoMessage() {}
 
 func (x *Memory) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[15]
+	mi := &file_shoal_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1386,7 +1457,7 @@ func (x *Memory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Memory.ProtoReflect.Descriptor instead.
 func (*Memory) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{15}
+	return file_shoal_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Memory) GetManaged() int64 {
@@ -1424,7 +1495,7 @@ type WorkerDown struct {
 
 func (x *WorkerDown) Reset() {
 	*x = WorkerDown{}
-	mi := &file_shoal_proto_msgTypes[16]
+	mi := &file_shoal_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1507,7 @@ func (x *WorkerDown) String() string {
 func (*WorkerDown) ProtoMessage() {}
 
 func (x *WorkerDown) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[16]
+	mi := &file_shoal_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1520,7 @@ func (x *WorkerDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerDown.ProtoReflect.Descriptor instead.
 func (*WorkerDown) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{16}
+	return file_shoal_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WorkerDown) GetMsg() isWorkerDown_Msg {
@@ -1519,7 +1590,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_shoal_proto_msgTypes[17]
+	mi := &file_shoal_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1531,7 +1602,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[17]
+	mi := &file_shoal_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1544,7 +1615,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{17}
+	return file_shoal_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Welcome) GetSchedulerId() string {
@@ -1587,7 +1658,7 @@ type WorkerInstructions struct {
 
 func (x *WorkerInstructions) Reset() {
 	*x = WorkerInstructions{}
-	mi := &file_shoal_proto_msgTypes[18]
+	mi := &file_shoal_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1670,7 @@ func (x *WorkerInstructions) String() string {
 func (*WorkerInstructions) ProtoMessage() {}
 
 func (x *WorkerInstructions) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[18]
+	mi := &file_shoal_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1683,7 @@ func (x *WorkerInstructions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInstructions.ProtoReflect.Descriptor instead.
 func (*WorkerInstructions) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{18}
+	return file_shoal_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WorkerInstructions) GetReset_() bool {
@@ -1665,7 +1736,7 @@ type Instruction struct {
 
 func (x *Instruction) Reset() {
 	*x = Instruction{}
-	mi := &file_shoal_proto_msgTypes[19]
+	mi := &file_shoal_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +1748,7 @@ func (x *Instruction) String() string {
 func (*Instruction) ProtoMessage() {}
 
 func (x *Instruction) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[19]
+	mi := &file_shoal_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +1761,7 @@ func (x *Instruction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Instruction.ProtoReflect.Descriptor instead.
 func (*Instruction) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{19}
+	return file_shoal_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Instruction) GetOp() isInstruction_Op {
@@ -1780,7 +1851,7 @@ type RunTask struct {
 
 func (x *RunTask) Reset() {
 	*x = RunTask{}
-	mi := &file_shoal_proto_msgTypes[20]
+	mi := &file_shoal_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +1863,7 @@ func (x *RunTask) String() string {
 func (*RunTask) ProtoMessage() {}
 
 func (x *RunTask) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[20]
+	mi := &file_shoal_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +1876,7 @@ func (x *RunTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTask.ProtoReflect.Descriptor instead.
 func (*RunTask) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{20}
+	return file_shoal_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RunTask) GetId() int32 {
@@ -1875,7 +1946,7 @@ type FetchKey struct {
 
 func (x *FetchKey) Reset() {
 	*x = FetchKey{}
-	mi := &file_shoal_proto_msgTypes[21]
+	mi := &file_shoal_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1887,7 +1958,7 @@ func (x *FetchKey) String() string {
 func (*FetchKey) ProtoMessage() {}
 
 func (x *FetchKey) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[21]
+	mi := &file_shoal_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1900,7 +1971,7 @@ func (x *FetchKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchKey.ProtoReflect.Descriptor instead.
 func (*FetchKey) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{21}
+	return file_shoal_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *FetchKey) GetKey() string {
@@ -1933,7 +2004,7 @@ type ReleaseKey struct {
 
 func (x *ReleaseKey) Reset() {
 	*x = ReleaseKey{}
-	mi := &file_shoal_proto_msgTypes[22]
+	mi := &file_shoal_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1945,7 +2016,7 @@ func (x *ReleaseKey) String() string {
 func (*ReleaseKey) ProtoMessage() {}
 
 func (x *ReleaseKey) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[22]
+	mi := &file_shoal_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1958,7 +2029,7 @@ func (x *ReleaseKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseKey.ProtoReflect.Descriptor instead.
 func (*ReleaseKey) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{22}
+	return file_shoal_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReleaseKey) GetKey() string {
@@ -1980,7 +2051,7 @@ type CancelTask struct {
 
 func (x *CancelTask) Reset() {
 	*x = CancelTask{}
-	mi := &file_shoal_proto_msgTypes[23]
+	mi := &file_shoal_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1992,7 +2063,7 @@ func (x *CancelTask) String() string {
 func (*CancelTask) ProtoMessage() {}
 
 func (x *CancelTask) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[23]
+	mi := &file_shoal_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2005,7 +2076,7 @@ func (x *CancelTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTask.ProtoReflect.Descriptor instead.
 func (*CancelTask) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{23}
+	return file_shoal_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CancelTask) GetKey() string {
@@ -2035,7 +2106,7 @@ type ClientUp struct {
 
 func (x *ClientUp) Reset() {
 	*x = ClientUp{}
-	mi := &file_shoal_proto_msgTypes[24]
+	mi := &file_shoal_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2047,7 +2118,7 @@ func (x *ClientUp) String() string {
 func (*ClientUp) ProtoMessage() {}
 
 func (x *ClientUp) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[24]
+	mi := &file_shoal_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2060,7 +2131,7 @@ func (x *ClientUp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientUp.ProtoReflect.Descriptor instead.
 func (*ClientUp) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{24}
+	return file_shoal_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ClientUp) GetMsg() isClientUp_Msg {
@@ -2116,7 +2187,7 @@ type RegisterClient struct {
 
 func (x *RegisterClient) Reset() {
 	*x = RegisterClient{}
-	mi := &file_shoal_proto_msgTypes[25]
+	mi := &file_shoal_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2128,7 +2199,7 @@ func (x *RegisterClient) String() string {
 func (*RegisterClient) ProtoMessage() {}
 
 func (x *RegisterClient) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[25]
+	mi := &file_shoal_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2141,7 +2212,7 @@ func (x *RegisterClient) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterClient.ProtoReflect.Descriptor instead.
 func (*RegisterClient) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{25}
+	return file_shoal_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RegisterClient) GetName() string {
@@ -2176,7 +2247,7 @@ type ClientBatch struct {
 
 func (x *ClientBatch) Reset() {
 	*x = ClientBatch{}
-	mi := &file_shoal_proto_msgTypes[26]
+	mi := &file_shoal_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2259,7 @@ func (x *ClientBatch) String() string {
 func (*ClientBatch) ProtoMessage() {}
 
 func (x *ClientBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[26]
+	mi := &file_shoal_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2272,7 @@ func (x *ClientBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientBatch.ProtoReflect.Descriptor instead.
 func (*ClientBatch) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{26}
+	return file_shoal_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ClientBatch) GetSubmit() []*Submit {
@@ -2239,7 +2310,7 @@ type Submit struct {
 
 func (x *Submit) Reset() {
 	*x = Submit{}
-	mi := &file_shoal_proto_msgTypes[27]
+	mi := &file_shoal_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2322,7 @@ func (x *Submit) String() string {
 func (*Submit) ProtoMessage() {}
 
 func (x *Submit) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[27]
+	mi := &file_shoal_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2335,7 @@ func (x *Submit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Submit.ProtoReflect.Descriptor instead.
 func (*Submit) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{27}
+	return file_shoal_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Submit) GetComputation() string {
@@ -2306,7 +2377,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_shoal_proto_msgTypes[28]
+	mi := &file_shoal_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2318,7 +2389,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[28]
+	mi := &file_shoal_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2331,7 +2402,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{28}
+	return file_shoal_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Release) GetComputation() string {
@@ -2360,7 +2431,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_shoal_proto_msgTypes[29]
+	mi := &file_shoal_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2372,7 +2443,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[29]
+	mi := &file_shoal_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2385,7 +2456,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{29}
+	return file_shoal_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Cancel) GetComputation() string {
@@ -2423,7 +2494,7 @@ type ClientDown struct {
 
 func (x *ClientDown) Reset() {
 	*x = ClientDown{}
-	mi := &file_shoal_proto_msgTypes[30]
+	mi := &file_shoal_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2435,7 +2506,7 @@ func (x *ClientDown) String() string {
 func (*ClientDown) ProtoMessage() {}
 
 func (x *ClientDown) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[30]
+	mi := &file_shoal_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2448,7 +2519,7 @@ func (x *ClientDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientDown.ProtoReflect.Descriptor instead.
 func (*ClientDown) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{30}
+	return file_shoal_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ClientDown) GetMsg() isClientDown_Msg {
@@ -2518,7 +2589,7 @@ type ClientReports struct {
 
 func (x *ClientReports) Reset() {
 	*x = ClientReports{}
-	mi := &file_shoal_proto_msgTypes[31]
+	mi := &file_shoal_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2530,7 +2601,7 @@ func (x *ClientReports) String() string {
 func (*ClientReports) ProtoMessage() {}
 
 func (x *ClientReports) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[31]
+	mi := &file_shoal_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2543,7 +2614,7 @@ func (x *ClientReports) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientReports.ProtoReflect.Descriptor instead.
 func (*ClientReports) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{31}
+	return file_shoal_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ClientReports) GetResults() []*KeyResult {
@@ -2580,7 +2651,7 @@ type KeyResult struct {
 
 func (x *KeyResult) Reset() {
 	*x = KeyResult{}
-	mi := &file_shoal_proto_msgTypes[32]
+	mi := &file_shoal_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +2663,7 @@ func (x *KeyResult) String() string {
 func (*KeyResult) ProtoMessage() {}
 
 func (x *KeyResult) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[32]
+	mi := &file_shoal_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +2676,7 @@ func (x *KeyResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyResult.ProtoReflect.Descriptor instead.
 func (*KeyResult) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{32}
+	return file_shoal_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *KeyResult) GetComputation() string {
@@ -2655,7 +2726,7 @@ type KeyError struct {
 
 func (x *KeyError) Reset() {
 	*x = KeyError{}
-	mi := &file_shoal_proto_msgTypes[33]
+	mi := &file_shoal_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2738,7 @@ func (x *KeyError) String() string {
 func (*KeyError) ProtoMessage() {}
 
 func (x *KeyError) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[33]
+	mi := &file_shoal_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2751,7 @@ func (x *KeyError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyError.ProtoReflect.Descriptor instead.
 func (*KeyError) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{33}
+	return file_shoal_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *KeyError) GetComputation() string {
@@ -2730,13 +2801,14 @@ type Event struct {
 	Tasks         map[string]int64       `protobuf:"bytes,14,rep,name=tasks,proto3" json:"tasks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	Op            string                 `protobuf:"bytes,15,opt,name=op,proto3" json:"op,omitempty"`
 	Metrics       []*FineMetric          `protobuf:"bytes,16,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	Alert         *AlertInfo             `protobuf:"bytes,400,opt,name=alert,proto3" json:"alert,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_shoal_proto_msgTypes[34]
+	mi := &file_shoal_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2748,7 +2820,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[34]
+	mi := &file_shoal_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2761,7 +2833,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{34}
+	return file_shoal_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Event) GetTimeUnixNano() int64 {
@@ -2876,6 +2948,198 @@ func (x *Event) GetMetrics() []*FineMetric {
 	return nil
 }
 
+func (x *Event) GetAlert() *AlertInfo {
+	if x != nil {
+		return x.Alert
+	}
+	return nil
+}
+
+// AlertInfo is an alert (diagnostics.Alert).
+type AlertInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Severity      string                 `protobuf:"bytes,2,opt,name=severity,proto3" json:"severity,omitempty"`
+	Worker        string                 `protobuf:"bytes,3,opt,name=worker,proto3" json:"worker,omitempty"`
+	Path          string                 `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
+	Key           string                 `protobuf:"bytes,5,opt,name=key,proto3" json:"key,omitempty"`
+	Shuffle       string                 `protobuf:"bytes,6,opt,name=shuffle,proto3" json:"shuffle,omitempty"`
+	Value         float64                `protobuf:"fixed64,7,opt,name=value,proto3" json:"value,omitempty"`
+	Threshold     float64                `protobuf:"fixed64,8,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	Message       string                 `protobuf:"bytes,9,opt,name=message,proto3" json:"message,omitempty"`
+	Action        string                 `protobuf:"bytes,10,opt,name=action,proto3" json:"action,omitempty"`
+	StartUnixNano int64                  `protobuf:"varint,11,opt,name=start_unix_nano,json=startUnixNano,proto3" json:"start_unix_nano,omitempty"`
+	EndUnixNano   int64                  `protobuf:"varint,12,opt,name=end_unix_nano,json=endUnixNano,proto3" json:"end_unix_nano,omitempty"` // 0 while it is raised
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlertInfo) Reset() {
+	*x = AlertInfo{}
+	mi := &file_shoal_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlertInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlertInfo) ProtoMessage() {}
+
+func (x *AlertInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlertInfo.ProtoReflect.Descriptor instead.
+func (*AlertInfo) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *AlertInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetSeverity() string {
+	if x != nil {
+		return x.Severity
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetShuffle() string {
+	if x != nil {
+		return x.Shuffle
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *AlertInfo) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *AlertInfo) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetStartUnixNano() int64 {
+	if x != nil {
+		return x.StartUnixNano
+	}
+	return 0
+}
+
+func (x *AlertInfo) GetEndUnixNano() int64 {
+	if x != nil {
+		return x.EndUnixNano
+	}
+	return 0
+}
+
+type AlertsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Active        []*AlertInfo           `protobuf:"bytes,1,rep,name=active,proto3" json:"active,omitempty"` // oldest first
+	Recent        []*AlertInfo           `protobuf:"bytes,2,rep,name=recent,proto3" json:"recent,omitempty"` // resolved, oldest first
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlertsReply) Reset() {
+	*x = AlertsReply{}
+	mi := &file_shoal_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlertsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlertsReply) ProtoMessage() {}
+
+func (x *AlertsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlertsReply.ProtoReflect.Descriptor instead.
+func (*AlertsReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *AlertsReply) GetActive() []*AlertInfo {
+	if x != nil {
+		return x.Active
+	}
+	return nil
+}
+
+func (x *AlertsReply) GetRecent() []*AlertInfo {
+	if x != nil {
+		return x.Recent
+	}
+	return nil
+}
+
 type InfoRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2884,7 +3148,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_shoal_proto_msgTypes[35]
+	mi := &file_shoal_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2896,7 +3160,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[35]
+	mi := &file_shoal_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2909,7 +3173,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{35}
+	return file_shoal_proto_rawDescGZIP(), []int{38}
 }
 
 type WorkerInfo struct {
@@ -2933,7 +3197,7 @@ type WorkerInfo struct {
 
 func (x *WorkerInfo) Reset() {
 	*x = WorkerInfo{}
-	mi := &file_shoal_proto_msgTypes[36]
+	mi := &file_shoal_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2945,7 +3209,7 @@ func (x *WorkerInfo) String() string {
 func (*WorkerInfo) ProtoMessage() {}
 
 func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[36]
+	mi := &file_shoal_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2958,7 +3222,7 @@ func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
 func (*WorkerInfo) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{36}
+	return file_shoal_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *WorkerInfo) GetAddress() string {
@@ -3067,7 +3331,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_shoal_proto_msgTypes[37]
+	mi := &file_shoal_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3079,7 +3343,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[37]
+	mi := &file_shoal_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3092,7 +3356,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{37}
+	return file_shoal_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ClusterInfo) GetSchedulerId() string {
@@ -3157,7 +3421,7 @@ type GetValues struct {
 
 func (x *GetValues) Reset() {
 	*x = GetValues{}
-	mi := &file_shoal_proto_msgTypes[38]
+	mi := &file_shoal_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3169,7 +3433,7 @@ func (x *GetValues) String() string {
 func (*GetValues) ProtoMessage() {}
 
 func (x *GetValues) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[38]
+	mi := &file_shoal_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3182,7 +3446,7 @@ func (x *GetValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetValues.ProtoReflect.Descriptor instead.
 func (*GetValues) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{38}
+	return file_shoal_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetValues) GetKeys() []string {
@@ -3206,7 +3470,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_shoal_proto_msgTypes[39]
+	mi := &file_shoal_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3218,7 +3482,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[39]
+	mi := &file_shoal_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3231,7 +3495,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{39}
+	return file_shoal_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Value) GetKey() string {
@@ -3270,7 +3534,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_shoal_proto_msgTypes[40]
+	mi := &file_shoal_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3282,7 +3546,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[40]
+	mi := &file_shoal_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3295,7 +3559,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{40}
+	return file_shoal_proto_rawDescGZIP(), []int{43}
 }
 
 type WorkerExit struct {
@@ -3313,7 +3577,7 @@ type WorkerExit struct {
 
 func (x *WorkerExit) Reset() {
 	*x = WorkerExit{}
-	mi := &file_shoal_proto_msgTypes[41]
+	mi := &file_shoal_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3325,7 +3589,7 @@ func (x *WorkerExit) String() string {
 func (*WorkerExit) ProtoMessage() {}
 
 func (x *WorkerExit) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[41]
+	mi := &file_shoal_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3338,7 +3602,7 @@ func (x *WorkerExit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerExit.ProtoReflect.Descriptor instead.
 func (*WorkerExit) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{41}
+	return file_shoal_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *WorkerExit) GetAddress() string {
@@ -3380,7 +3644,7 @@ type LogsRequest struct {
 
 func (x *LogsRequest) Reset() {
 	*x = LogsRequest{}
-	mi := &file_shoal_proto_msgTypes[42]
+	mi := &file_shoal_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3392,7 +3656,7 @@ func (x *LogsRequest) String() string {
 func (*LogsRequest) ProtoMessage() {}
 
 func (x *LogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[42]
+	mi := &file_shoal_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3405,7 +3669,7 @@ func (x *LogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsRequest.ProtoReflect.Descriptor instead.
 func (*LogsRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{42}
+	return file_shoal_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *LogsRequest) GetN() int32 {
@@ -3439,7 +3703,7 @@ type LogList struct {
 
 func (x *LogList) Reset() {
 	*x = LogList{}
-	mi := &file_shoal_proto_msgTypes[43]
+	mi := &file_shoal_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3451,7 +3715,7 @@ func (x *LogList) String() string {
 func (*LogList) ProtoMessage() {}
 
 func (x *LogList) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[43]
+	mi := &file_shoal_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3464,7 +3728,7 @@ func (x *LogList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogList.ProtoReflect.Descriptor instead.
 func (*LogList) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{43}
+	return file_shoal_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *LogList) GetRecords() []*LogRecord {
@@ -3491,7 +3755,7 @@ type LogsReply struct {
 
 func (x *LogsReply) Reset() {
 	*x = LogsReply{}
-	mi := &file_shoal_proto_msgTypes[44]
+	mi := &file_shoal_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3503,7 +3767,7 @@ func (x *LogsReply) String() string {
 func (*LogsReply) ProtoMessage() {}
 
 func (x *LogsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[44]
+	mi := &file_shoal_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3516,7 +3780,7 @@ func (x *LogsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsReply.ProtoReflect.Descriptor instead.
 func (*LogsReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{44}
+	return file_shoal_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LogsReply) GetScheduler() []*LogRecord {
@@ -3545,7 +3809,7 @@ type TopicEvent struct {
 
 func (x *TopicEvent) Reset() {
 	*x = TopicEvent{}
-	mi := &file_shoal_proto_msgTypes[45]
+	mi := &file_shoal_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3557,7 +3821,7 @@ func (x *TopicEvent) String() string {
 func (*TopicEvent) ProtoMessage() {}
 
 func (x *TopicEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[45]
+	mi := &file_shoal_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3570,7 +3834,7 @@ func (x *TopicEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopicEvent.ProtoReflect.Descriptor instead.
 func (*TopicEvent) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{45}
+	return file_shoal_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *TopicEvent) GetTopic() string {
@@ -3610,7 +3874,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_shoal_proto_msgTypes[46]
+	mi := &file_shoal_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3622,7 +3886,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[46]
+	mi := &file_shoal_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3635,7 +3899,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{46}
+	return file_shoal_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *EventsRequest) GetTopic() string {
@@ -3654,7 +3918,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_shoal_proto_msgTypes[47]
+	mi := &file_shoal_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3666,7 +3930,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[47]
+	mi := &file_shoal_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3679,7 +3943,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{47}
+	return file_shoal_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *EventsReply) GetEvents() []*TopicEvent {
@@ -3702,7 +3966,7 @@ type PublishRequest struct {
 
 func (x *PublishRequest) Reset() {
 	*x = PublishRequest{}
-	mi := &file_shoal_proto_msgTypes[48]
+	mi := &file_shoal_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3714,7 +3978,7 @@ func (x *PublishRequest) String() string {
 func (*PublishRequest) ProtoMessage() {}
 
 func (x *PublishRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[48]
+	mi := &file_shoal_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3727,7 +3991,7 @@ func (x *PublishRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishRequest.ProtoReflect.Descriptor instead.
 func (*PublishRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{48}
+	return file_shoal_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *PublishRequest) GetName() string {
@@ -3767,7 +4031,7 @@ type DatasetRequest struct {
 
 func (x *DatasetRequest) Reset() {
 	*x = DatasetRequest{}
-	mi := &file_shoal_proto_msgTypes[49]
+	mi := &file_shoal_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3779,7 +4043,7 @@ func (x *DatasetRequest) String() string {
 func (*DatasetRequest) ProtoMessage() {}
 
 func (x *DatasetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[49]
+	mi := &file_shoal_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3792,7 +4056,7 @@ func (x *DatasetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatasetRequest.ProtoReflect.Descriptor instead.
 func (*DatasetRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{49}
+	return file_shoal_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DatasetRequest) GetName() string {
@@ -3813,7 +4077,7 @@ type Dataset struct {
 
 func (x *Dataset) Reset() {
 	*x = Dataset{}
-	mi := &file_shoal_proto_msgTypes[50]
+	mi := &file_shoal_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3825,7 +4089,7 @@ func (x *Dataset) String() string {
 func (*Dataset) ProtoMessage() {}
 
 func (x *Dataset) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[50]
+	mi := &file_shoal_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3838,7 +4102,7 @@ func (x *Dataset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dataset.ProtoReflect.Descriptor instead.
 func (*Dataset) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{50}
+	return file_shoal_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Dataset) GetName() string {
@@ -3871,7 +4135,7 @@ type DatasetList struct {
 
 func (x *DatasetList) Reset() {
 	*x = DatasetList{}
-	mi := &file_shoal_proto_msgTypes[51]
+	mi := &file_shoal_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3883,7 +4147,7 @@ func (x *DatasetList) String() string {
 func (*DatasetList) ProtoMessage() {}
 
 func (x *DatasetList) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[51]
+	mi := &file_shoal_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3896,7 +4160,7 @@ func (x *DatasetList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatasetList.ProtoReflect.Descriptor instead.
 func (*DatasetList) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{51}
+	return file_shoal_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DatasetList) GetNames() []string {
@@ -3916,7 +4180,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_shoal_proto_msgTypes[52]
+	mi := &file_shoal_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3928,7 +4192,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[52]
+	mi := &file_shoal_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3941,7 +4205,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{52}
+	return file_shoal_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *RunRequest) GetGraph() []byte {
@@ -3968,7 +4232,7 @@ type RunReply struct {
 
 func (x *RunReply) Reset() {
 	*x = RunReply{}
-	mi := &file_shoal_proto_msgTypes[53]
+	mi := &file_shoal_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3980,7 +4244,7 @@ func (x *RunReply) String() string {
 func (*RunReply) ProtoMessage() {}
 
 func (x *RunReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[53]
+	mi := &file_shoal_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3993,7 +4257,7 @@ func (x *RunReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunReply.ProtoReflect.Descriptor instead.
 func (*RunReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{53}
+	return file_shoal_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RunReply) GetValue() []byte {
@@ -4020,7 +4284,7 @@ type PluginRequest struct {
 
 func (x *PluginRequest) Reset() {
 	*x = PluginRequest{}
-	mi := &file_shoal_proto_msgTypes[54]
+	mi := &file_shoal_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4032,7 +4296,7 @@ func (x *PluginRequest) String() string {
 func (*PluginRequest) ProtoMessage() {}
 
 func (x *PluginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[54]
+	mi := &file_shoal_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4045,7 +4309,7 @@ func (x *PluginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginRequest.ProtoReflect.Descriptor instead.
 func (*PluginRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{54}
+	return file_shoal_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *PluginRequest) GetName() string {
@@ -4072,7 +4336,7 @@ type PluginStatus struct {
 
 func (x *PluginStatus) Reset() {
 	*x = PluginStatus{}
-	mi := &file_shoal_proto_msgTypes[55]
+	mi := &file_shoal_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4084,7 +4348,7 @@ func (x *PluginStatus) String() string {
 func (*PluginStatus) ProtoMessage() {}
 
 func (x *PluginStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[55]
+	mi := &file_shoal_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4097,7 +4361,7 @@ func (x *PluginStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatus.ProtoReflect.Descriptor instead.
 func (*PluginStatus) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{55}
+	return file_shoal_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *PluginStatus) GetWorker() string {
@@ -4123,7 +4387,7 @@ type PluginReply struct {
 
 func (x *PluginReply) Reset() {
 	*x = PluginReply{}
-	mi := &file_shoal_proto_msgTypes[56]
+	mi := &file_shoal_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4135,7 +4399,7 @@ func (x *PluginReply) String() string {
 func (*PluginReply) ProtoMessage() {}
 
 func (x *PluginReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[56]
+	mi := &file_shoal_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4148,7 +4412,7 @@ func (x *PluginReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginReply.ProtoReflect.Descriptor instead.
 func (*PluginReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{56}
+	return file_shoal_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *PluginReply) GetStatuses() []*PluginStatus {
@@ -4170,7 +4434,7 @@ type ProfileRequest struct {
 
 func (x *ProfileRequest) Reset() {
 	*x = ProfileRequest{}
-	mi := &file_shoal_proto_msgTypes[57]
+	mi := &file_shoal_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4182,7 +4446,7 @@ func (x *ProfileRequest) String() string {
 func (*ProfileRequest) ProtoMessage() {}
 
 func (x *ProfileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[57]
+	mi := &file_shoal_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4195,7 +4459,7 @@ func (x *ProfileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileRequest.ProtoReflect.Descriptor instead.
 func (*ProfileRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{57}
+	return file_shoal_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ProfileRequest) GetStartUnixNano() int64 {
@@ -4235,7 +4499,7 @@ type ProfileReply struct {
 
 func (x *ProfileReply) Reset() {
 	*x = ProfileReply{}
-	mi := &file_shoal_proto_msgTypes[58]
+	mi := &file_shoal_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4247,7 +4511,7 @@ func (x *ProfileReply) String() string {
 func (*ProfileReply) ProtoMessage() {}
 
 func (x *ProfileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[58]
+	mi := &file_shoal_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4260,7 +4524,7 @@ func (x *ProfileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileReply.ProtoReflect.Descriptor instead.
 func (*ProfileReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{58}
+	return file_shoal_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ProfileReply) GetProfile() []byte {
@@ -4279,7 +4543,7 @@ type FineMetricsReply struct {
 
 func (x *FineMetricsReply) Reset() {
 	*x = FineMetricsReply{}
-	mi := &file_shoal_proto_msgTypes[59]
+	mi := &file_shoal_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4291,7 +4555,7 @@ func (x *FineMetricsReply) String() string {
 func (*FineMetricsReply) ProtoMessage() {}
 
 func (x *FineMetricsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[59]
+	mi := &file_shoal_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4304,7 +4568,7 @@ func (x *FineMetricsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FineMetricsReply.ProtoReflect.Descriptor instead.
 func (*FineMetricsReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{59}
+	return file_shoal_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *FineMetricsReply) GetMetrics() []*FineMetric {
@@ -4323,7 +4587,7 @@ type EnvironRequest struct {
 
 func (x *EnvironRequest) Reset() {
 	*x = EnvironRequest{}
-	mi := &file_shoal_proto_msgTypes[60]
+	mi := &file_shoal_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4335,7 +4599,7 @@ func (x *EnvironRequest) String() string {
 func (*EnvironRequest) ProtoMessage() {}
 
 func (x *EnvironRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[60]
+	mi := &file_shoal_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4348,7 +4612,7 @@ func (x *EnvironRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironRequest.ProtoReflect.Descriptor instead.
 func (*EnvironRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{60}
+	return file_shoal_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *EnvironRequest) GetVars() map[string]string {
@@ -4368,7 +4632,7 @@ type EnvironReply struct {
 
 func (x *EnvironReply) Reset() {
 	*x = EnvironReply{}
-	mi := &file_shoal_proto_msgTypes[61]
+	mi := &file_shoal_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4380,7 +4644,7 @@ func (x *EnvironReply) String() string {
 func (*EnvironReply) ProtoMessage() {}
 
 func (x *EnvironReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[61]
+	mi := &file_shoal_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4393,7 +4657,7 @@ func (x *EnvironReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironReply.ProtoReflect.Descriptor instead.
 func (*EnvironReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{61}
+	return file_shoal_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *EnvironReply) GetRestarted() bool {
@@ -4519,7 +4783,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\x03out\x18\x03 \x01(\bR\x03out\x12\x14\n" +
 	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\x12\x18\n" +
 	"\aseconds\x18\x05 \x01(\x01R\aseconds\x12\x14\n" +
-	"\x05count\x18\x06 \x01(\x03R\x05count\"\xf6\x02\n" +
+	"\x05count\x18\x06 \x01(\x03R\x05count\"\xb5\x03\n" +
 	"\vWorkerStats\x12\x1f\n" +
 	"\vcpu_seconds\x18\x01 \x01(\x01R\n" +
 	"cpuSeconds\x12\x10\n" +
@@ -4529,11 +4793,15 @@ const file_shoal_proto_rawDesc = "" +
 	"\anet_out\x18\x05 \x01(\x03R\x06netOut\x125\n" +
 	"\x05disks\x18\x06 \x03(\v2\x1f.shoal.distributed.v1.DiskUsageR\x05disks\x12B\n" +
 	"\x05tasks\x18\a \x03(\v2,.shoal.distributed.v1.WorkerStats.TasksEntryR\x05tasks\x12=\n" +
-	"\bshuffles\x18\b \x03(\v2!.shoal.distributed.v1.ShuffleDiskR\bshuffles\x1a8\n" +
+	"\bshuffles\x18\b \x03(\v2!.shoal.distributed.v1.ShuffleDiskR\bshuffles\x12=\n" +
+	"\arunning\x18\x90\x03 \x03(\v2\".shoal.distributed.v1.AlertRunningR\arunning\x1a8\n" +
 	"\n" +
 	"TasksEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"o\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"H\n" +
+	"\fAlertRunning\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12&\n" +
+	"\x0fstart_unix_nano\x18\x02 \x01(\x03R\rstartUnixNano\"o\n" +
 	"\tDiskUsage\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
@@ -4542,14 +4810,16 @@ const file_shoal_proto_rawDesc = "" +
 	"\x04size\x18\x05 \x01(\x03R\x04size\"3\n" +
 	"\vShuffleDisk\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"\xc2\x01\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"\xe2\x01\n" +
 	"\bTaskDone\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x05R\x02id\x12&\n" +
 	"\x0fstart_unix_nano\x18\x03 \x01(\x03R\rstartUnixNano\x12%\n" +
 	"\x0eduration_nanos\x18\x04 \x01(\x03R\rdurationNanos\x12\x12\n" +
 	"\x04size\x18\x05 \x01(\x03R\x04size\x121\n" +
-	"\x05error\x18\x06 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"V\n" +
+	"\x05error\x18\x06 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\x12\x1e\n" +
+	"\n" +
+	"read_bytes\x18\x90\x03 \x01(\x03R\treadBytes\"V\n" +
 	"\x06Memory\x12\x18\n" +
 	"\amanaged\x18\x01 \x01(\x03R\amanaged\x12\x18\n" +
 	"\aprocess\x18\x02 \x01(\x03R\aprocess\x12\x18\n" +
@@ -4643,7 +4913,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x14\n" +
 	"\x05index\x18\x03 \x01(\x05R\x05index\x121\n" +
-	"\x05error\x18\x04 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"\x94\x04\n" +
+	"\x05error\x18\x04 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"\xcc\x04\n" +
 	"\x05Event\x12$\n" +
 	"\x0etime_unix_nano\x18\x01 \x01(\x03R\ftimeUnixNano\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\x05R\x04kind\x12\x18\n" +
@@ -4661,11 +4931,29 @@ const file_shoal_proto_rawDesc = "" +
 	"\bstimulus\x18\r \x01(\tR\bstimulus\x12<\n" +
 	"\x05tasks\x18\x0e \x03(\v2&.shoal.distributed.v1.Event.TasksEntryR\x05tasks\x12\x0e\n" +
 	"\x02op\x18\x0f \x01(\tR\x02op\x12:\n" +
-	"\ametrics\x18\x10 \x03(\v2 .shoal.distributed.v1.FineMetricR\ametrics\x1a8\n" +
+	"\ametrics\x18\x10 \x03(\v2 .shoal.distributed.v1.FineMetricR\ametrics\x126\n" +
+	"\x05alert\x18\x90\x03 \x01(\v2\x1f.shoal.distributed.v1.AlertInfoR\x05alert\x1a8\n" +
 	"\n" +
 	"TasksEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\r\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xc5\x02\n" +
+	"\tAlertInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\bseverity\x18\x02 \x01(\tR\bseverity\x12\x16\n" +
+	"\x06worker\x18\x03 \x01(\tR\x06worker\x12\x12\n" +
+	"\x04path\x18\x04 \x01(\tR\x04path\x12\x10\n" +
+	"\x03key\x18\x05 \x01(\tR\x03key\x12\x18\n" +
+	"\ashuffle\x18\x06 \x01(\tR\ashuffle\x12\x14\n" +
+	"\x05value\x18\a \x01(\x01R\x05value\x12\x1c\n" +
+	"\tthreshold\x18\b \x01(\x01R\tthreshold\x12\x18\n" +
+	"\amessage\x18\t \x01(\tR\amessage\x12\x16\n" +
+	"\x06action\x18\n" +
+	" \x01(\tR\x06action\x12&\n" +
+	"\x0fstart_unix_nano\x18\v \x01(\x03R\rstartUnixNano\x12\"\n" +
+	"\rend_unix_nano\x18\f \x01(\x03R\vendUnixNano\"\x7f\n" +
+	"\vAlertsReply\x127\n" +
+	"\x06active\x18\x01 \x03(\v2\x1f.shoal.distributed.v1.AlertInfoR\x06active\x127\n" +
+	"\x06recent\x18\x02 \x03(\v2\x1f.shoal.distributed.v1.AlertInfoR\x06recent\"\r\n" +
 	"\vInfoRequest\"\xfd\x03\n" +
 	"\n" +
 	"WorkerInfo\x12\x18\n" +
@@ -4782,7 +5070,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\">\n" +
 	"\fEnvironReply\x12\x1c\n" +
 	"\trestarted\x18\x01 \x01(\bR\trestarted\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid2\xa1\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid2\xf1\n" +
 	"\n" +
 	"\tScheduler\x12T\n" +
 	"\fWorkerStream\x12\x1e.shoal.distributed.v1.WorkerUp\x1a .shoal.distributed.v1.WorkerDown(\x010\x01\x12T\n" +
@@ -4801,7 +5089,8 @@ const file_shoal_proto_rawDesc = "" +
 	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12^\n" +
 	"\x14RegisterWorkerPlugin\x12#.shoal.distributed.v1.PluginRequest\x1a!.shoal.distributed.v1.PluginReply\x12S\n" +
 	"\aProfile\x12$.shoal.distributed.v1.ProfileRequest\x1a\".shoal.distributed.v1.ProfileReply\x12X\n" +
-	"\vFineMetrics\x12!.shoal.distributed.v1.InfoRequest\x1a&.shoal.distributed.v1.FineMetricsReply2\xc4\x02\n" +
+	"\vFineMetrics\x12!.shoal.distributed.v1.InfoRequest\x1a&.shoal.distributed.v1.FineMetricsReply\x12N\n" +
+	"\x06Alerts\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.AlertsReply2\xc4\x02\n" +
 	"\x06Worker\x12K\n" +
 	"\x04Info\x12!.shoal.distributed.v1.InfoRequest\x1a .shoal.distributed.v1.WorkerInfo\x12G\n" +
 	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12Q\n" +
@@ -4823,7 +5112,7 @@ func file_shoal_proto_rawDescGZIP() []byte {
 }
 
 var file_shoal_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
+var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
 var file_shoal_proto_goTypes = []any{
 	(Error_Kind)(0),            // 0: shoal.distributed.v1.Error.Kind
 	(*Registry)(nil),           // 1: shoal.distributed.v1.Registry
@@ -4838,174 +5127,183 @@ var file_shoal_proto_goTypes = []any{
 	(*ProfileWindow)(nil),      // 10: shoal.distributed.v1.ProfileWindow
 	(*TransferStat)(nil),       // 11: shoal.distributed.v1.TransferStat
 	(*WorkerStats)(nil),        // 12: shoal.distributed.v1.WorkerStats
-	(*DiskUsage)(nil),          // 13: shoal.distributed.v1.DiskUsage
-	(*ShuffleDisk)(nil),        // 14: shoal.distributed.v1.ShuffleDisk
-	(*TaskDone)(nil),           // 15: shoal.distributed.v1.TaskDone
-	(*Memory)(nil),             // 16: shoal.distributed.v1.Memory
-	(*WorkerDown)(nil),         // 17: shoal.distributed.v1.WorkerDown
-	(*Welcome)(nil),            // 18: shoal.distributed.v1.Welcome
-	(*WorkerInstructions)(nil), // 19: shoal.distributed.v1.WorkerInstructions
-	(*Instruction)(nil),        // 20: shoal.distributed.v1.Instruction
-	(*RunTask)(nil),            // 21: shoal.distributed.v1.RunTask
-	(*FetchKey)(nil),           // 22: shoal.distributed.v1.FetchKey
-	(*ReleaseKey)(nil),         // 23: shoal.distributed.v1.ReleaseKey
-	(*CancelTask)(nil),         // 24: shoal.distributed.v1.CancelTask
-	(*ClientUp)(nil),           // 25: shoal.distributed.v1.ClientUp
-	(*RegisterClient)(nil),     // 26: shoal.distributed.v1.RegisterClient
-	(*ClientBatch)(nil),        // 27: shoal.distributed.v1.ClientBatch
-	(*Submit)(nil),             // 28: shoal.distributed.v1.Submit
-	(*Release)(nil),            // 29: shoal.distributed.v1.Release
-	(*Cancel)(nil),             // 30: shoal.distributed.v1.Cancel
-	(*ClientDown)(nil),         // 31: shoal.distributed.v1.ClientDown
-	(*ClientReports)(nil),      // 32: shoal.distributed.v1.ClientReports
-	(*KeyResult)(nil),          // 33: shoal.distributed.v1.KeyResult
-	(*KeyError)(nil),           // 34: shoal.distributed.v1.KeyError
-	(*Event)(nil),              // 35: shoal.distributed.v1.Event
-	(*InfoRequest)(nil),        // 36: shoal.distributed.v1.InfoRequest
-	(*WorkerInfo)(nil),         // 37: shoal.distributed.v1.WorkerInfo
-	(*ClusterInfo)(nil),        // 38: shoal.distributed.v1.ClusterInfo
-	(*GetValues)(nil),          // 39: shoal.distributed.v1.GetValues
-	(*Value)(nil),              // 40: shoal.distributed.v1.Value
-	(*Ack)(nil),                // 41: shoal.distributed.v1.Ack
-	(*WorkerExit)(nil),         // 42: shoal.distributed.v1.WorkerExit
-	(*LogsRequest)(nil),        // 43: shoal.distributed.v1.LogsRequest
-	(*LogList)(nil),            // 44: shoal.distributed.v1.LogList
-	(*LogsReply)(nil),          // 45: shoal.distributed.v1.LogsReply
-	(*TopicEvent)(nil),         // 46: shoal.distributed.v1.TopicEvent
-	(*EventsRequest)(nil),      // 47: shoal.distributed.v1.EventsRequest
-	(*EventsReply)(nil),        // 48: shoal.distributed.v1.EventsReply
-	(*PublishRequest)(nil),     // 49: shoal.distributed.v1.PublishRequest
-	(*DatasetRequest)(nil),     // 50: shoal.distributed.v1.DatasetRequest
-	(*Dataset)(nil),            // 51: shoal.distributed.v1.Dataset
-	(*DatasetList)(nil),        // 52: shoal.distributed.v1.DatasetList
-	(*RunRequest)(nil),         // 53: shoal.distributed.v1.RunRequest
-	(*RunReply)(nil),           // 54: shoal.distributed.v1.RunReply
-	(*PluginRequest)(nil),      // 55: shoal.distributed.v1.PluginRequest
-	(*PluginStatus)(nil),       // 56: shoal.distributed.v1.PluginStatus
-	(*PluginReply)(nil),        // 57: shoal.distributed.v1.PluginReply
-	(*ProfileRequest)(nil),     // 58: shoal.distributed.v1.ProfileRequest
-	(*ProfileReply)(nil),       // 59: shoal.distributed.v1.ProfileReply
-	(*FineMetricsReply)(nil),   // 60: shoal.distributed.v1.FineMetricsReply
-	(*EnvironRequest)(nil),     // 61: shoal.distributed.v1.EnvironRequest
-	(*EnvironReply)(nil),       // 62: shoal.distributed.v1.EnvironReply
-	nil,                        // 63: shoal.distributed.v1.Registry.SignaturesEntry
-	nil,                        // 64: shoal.distributed.v1.LogRecord.AttrsEntry
-	nil,                        // 65: shoal.distributed.v1.RegisterWorker.ResourcesEntry
-	nil,                        // 66: shoal.distributed.v1.WorkerStats.TasksEntry
-	nil,                        // 67: shoal.distributed.v1.RunTask.ResourcesEntry
-	nil,                        // 68: shoal.distributed.v1.Event.TasksEntry
-	nil,                        // 69: shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	nil,                        // 70: shoal.distributed.v1.ClusterInfo.TasksEntry
-	nil,                        // 71: shoal.distributed.v1.LogsReply.WorkersEntry
-	nil,                        // 72: shoal.distributed.v1.EnvironRequest.VarsEntry
+	(*AlertRunning)(nil),       // 13: shoal.distributed.v1.AlertRunning
+	(*DiskUsage)(nil),          // 14: shoal.distributed.v1.DiskUsage
+	(*ShuffleDisk)(nil),        // 15: shoal.distributed.v1.ShuffleDisk
+	(*TaskDone)(nil),           // 16: shoal.distributed.v1.TaskDone
+	(*Memory)(nil),             // 17: shoal.distributed.v1.Memory
+	(*WorkerDown)(nil),         // 18: shoal.distributed.v1.WorkerDown
+	(*Welcome)(nil),            // 19: shoal.distributed.v1.Welcome
+	(*WorkerInstructions)(nil), // 20: shoal.distributed.v1.WorkerInstructions
+	(*Instruction)(nil),        // 21: shoal.distributed.v1.Instruction
+	(*RunTask)(nil),            // 22: shoal.distributed.v1.RunTask
+	(*FetchKey)(nil),           // 23: shoal.distributed.v1.FetchKey
+	(*ReleaseKey)(nil),         // 24: shoal.distributed.v1.ReleaseKey
+	(*CancelTask)(nil),         // 25: shoal.distributed.v1.CancelTask
+	(*ClientUp)(nil),           // 26: shoal.distributed.v1.ClientUp
+	(*RegisterClient)(nil),     // 27: shoal.distributed.v1.RegisterClient
+	(*ClientBatch)(nil),        // 28: shoal.distributed.v1.ClientBatch
+	(*Submit)(nil),             // 29: shoal.distributed.v1.Submit
+	(*Release)(nil),            // 30: shoal.distributed.v1.Release
+	(*Cancel)(nil),             // 31: shoal.distributed.v1.Cancel
+	(*ClientDown)(nil),         // 32: shoal.distributed.v1.ClientDown
+	(*ClientReports)(nil),      // 33: shoal.distributed.v1.ClientReports
+	(*KeyResult)(nil),          // 34: shoal.distributed.v1.KeyResult
+	(*KeyError)(nil),           // 35: shoal.distributed.v1.KeyError
+	(*Event)(nil),              // 36: shoal.distributed.v1.Event
+	(*AlertInfo)(nil),          // 37: shoal.distributed.v1.AlertInfo
+	(*AlertsReply)(nil),        // 38: shoal.distributed.v1.AlertsReply
+	(*InfoRequest)(nil),        // 39: shoal.distributed.v1.InfoRequest
+	(*WorkerInfo)(nil),         // 40: shoal.distributed.v1.WorkerInfo
+	(*ClusterInfo)(nil),        // 41: shoal.distributed.v1.ClusterInfo
+	(*GetValues)(nil),          // 42: shoal.distributed.v1.GetValues
+	(*Value)(nil),              // 43: shoal.distributed.v1.Value
+	(*Ack)(nil),                // 44: shoal.distributed.v1.Ack
+	(*WorkerExit)(nil),         // 45: shoal.distributed.v1.WorkerExit
+	(*LogsRequest)(nil),        // 46: shoal.distributed.v1.LogsRequest
+	(*LogList)(nil),            // 47: shoal.distributed.v1.LogList
+	(*LogsReply)(nil),          // 48: shoal.distributed.v1.LogsReply
+	(*TopicEvent)(nil),         // 49: shoal.distributed.v1.TopicEvent
+	(*EventsRequest)(nil),      // 50: shoal.distributed.v1.EventsRequest
+	(*EventsReply)(nil),        // 51: shoal.distributed.v1.EventsReply
+	(*PublishRequest)(nil),     // 52: shoal.distributed.v1.PublishRequest
+	(*DatasetRequest)(nil),     // 53: shoal.distributed.v1.DatasetRequest
+	(*Dataset)(nil),            // 54: shoal.distributed.v1.Dataset
+	(*DatasetList)(nil),        // 55: shoal.distributed.v1.DatasetList
+	(*RunRequest)(nil),         // 56: shoal.distributed.v1.RunRequest
+	(*RunReply)(nil),           // 57: shoal.distributed.v1.RunReply
+	(*PluginRequest)(nil),      // 58: shoal.distributed.v1.PluginRequest
+	(*PluginStatus)(nil),       // 59: shoal.distributed.v1.PluginStatus
+	(*PluginReply)(nil),        // 60: shoal.distributed.v1.PluginReply
+	(*ProfileRequest)(nil),     // 61: shoal.distributed.v1.ProfileRequest
+	(*ProfileReply)(nil),       // 62: shoal.distributed.v1.ProfileReply
+	(*FineMetricsReply)(nil),   // 63: shoal.distributed.v1.FineMetricsReply
+	(*EnvironRequest)(nil),     // 64: shoal.distributed.v1.EnvironRequest
+	(*EnvironReply)(nil),       // 65: shoal.distributed.v1.EnvironReply
+	nil,                        // 66: shoal.distributed.v1.Registry.SignaturesEntry
+	nil,                        // 67: shoal.distributed.v1.LogRecord.AttrsEntry
+	nil,                        // 68: shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	nil,                        // 69: shoal.distributed.v1.WorkerStats.TasksEntry
+	nil,                        // 70: shoal.distributed.v1.RunTask.ResourcesEntry
+	nil,                        // 71: shoal.distributed.v1.Event.TasksEntry
+	nil,                        // 72: shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	nil,                        // 73: shoal.distributed.v1.ClusterInfo.TasksEntry
+	nil,                        // 74: shoal.distributed.v1.LogsReply.WorkersEntry
+	nil,                        // 75: shoal.distributed.v1.EnvironRequest.VarsEntry
 }
 var file_shoal_proto_depIdxs = []int32{
-	63, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
+	66, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
 	0,  // 1: shoal.distributed.v1.Error.kind:type_name -> shoal.distributed.v1.Error.Kind
 	3,  // 2: shoal.distributed.v1.Error.cause:type_name -> shoal.distributed.v1.Error
-	64, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
+	67, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
 	6,  // 4: shoal.distributed.v1.WorkerUp.register:type_name -> shoal.distributed.v1.RegisterWorker
 	7,  // 5: shoal.distributed.v1.WorkerUp.batch:type_name -> shoal.distributed.v1.WorkerBatch
-	65, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	68, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
 	1,  // 7: shoal.distributed.v1.RegisterWorker.registry:type_name -> shoal.distributed.v1.Registry
-	15, // 8: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
-	16, // 9: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
+	16, // 8: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
+	17, // 9: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
 	4,  // 10: shoal.distributed.v1.WorkerBatch.logs:type_name -> shoal.distributed.v1.LogRecord
 	9,  // 11: shoal.distributed.v1.WorkerBatch.metrics:type_name -> shoal.distributed.v1.FineMetric
 	10, // 12: shoal.distributed.v1.WorkerBatch.profiles:type_name -> shoal.distributed.v1.ProfileWindow
 	11, // 13: shoal.distributed.v1.WorkerBatch.transfers:type_name -> shoal.distributed.v1.TransferStat
 	12, // 14: shoal.distributed.v1.WorkerBatch.stats:type_name -> shoal.distributed.v1.WorkerStats
 	8,  // 15: shoal.distributed.v1.WorkerBatch.shuffle_io:type_name -> shoal.distributed.v1.ShuffleIO
-	13, // 16: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
-	66, // 17: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
-	14, // 18: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
-	3,  // 19: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
-	18, // 20: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 21: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
-	19, // 22: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
-	20, // 23: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
-	21, // 24: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
-	22, // 25: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
-	23, // 26: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
-	24, // 27: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
-	67, // 28: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
-	26, // 29: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
-	27, // 30: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
-	1,  // 31: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
-	28, // 32: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
-	29, // 33: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
-	30, // 34: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
-	18, // 35: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 36: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
-	32, // 37: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
-	33, // 38: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
-	34, // 39: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
-	35, // 40: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
-	3,  // 41: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
-	68, // 42: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
-	9,  // 43: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
-	69, // 44: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	16, // 45: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
-	37, // 46: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
-	70, // 47: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
-	4,  // 48: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 49: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 50: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
-	71, // 51: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
-	46, // 52: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
-	33, // 53: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
-	3,  // 54: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
-	56, // 55: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
-	9,  // 56: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
-	72, // 57: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
-	44, // 58: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
-	5,  // 59: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
-	25, // 60: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
-	36, // 61: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
-	42, // 62: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
-	42, // 63: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
-	43, // 64: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
-	46, // 65: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
-	47, // 66: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
-	49, // 67: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
-	50, // 68: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
-	50, // 69: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
-	36, // 70: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
-	53, // 71: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
-	55, // 72: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
-	58, // 73: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
-	36, // 74: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
-	36, // 75: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
-	53, // 76: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
-	55, // 77: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
-	36, // 78: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
-	61, // 79: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
-	17, // 80: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
-	31, // 81: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
-	38, // 82: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
-	41, // 83: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
-	41, // 84: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
-	45, // 85: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
-	41, // 86: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
-	48, // 87: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
-	41, // 88: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
-	41, // 89: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
-	51, // 90: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
-	52, // 91: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
-	54, // 92: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
-	57, // 93: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
-	59, // 94: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
-	60, // 95: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
-	37, // 96: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
-	54, // 97: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
-	56, // 98: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
-	7,  // 99: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
-	62, // 100: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
-	80, // [80:101] is the sub-list for method output_type
-	59, // [59:80] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	14, // 16: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
+	69, // 17: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
+	15, // 18: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
+	13, // 19: shoal.distributed.v1.WorkerStats.running:type_name -> shoal.distributed.v1.AlertRunning
+	3,  // 20: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
+	19, // 21: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 22: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
+	20, // 23: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
+	21, // 24: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
+	22, // 25: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
+	23, // 26: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
+	24, // 27: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
+	25, // 28: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
+	70, // 29: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
+	27, // 30: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
+	28, // 31: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
+	1,  // 32: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
+	29, // 33: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
+	30, // 34: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
+	31, // 35: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
+	19, // 36: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 37: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
+	33, // 38: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
+	34, // 39: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
+	35, // 40: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
+	36, // 41: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
+	3,  // 42: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
+	71, // 43: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
+	9,  // 44: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
+	37, // 45: shoal.distributed.v1.Event.alert:type_name -> shoal.distributed.v1.AlertInfo
+	37, // 46: shoal.distributed.v1.AlertsReply.active:type_name -> shoal.distributed.v1.AlertInfo
+	37, // 47: shoal.distributed.v1.AlertsReply.recent:type_name -> shoal.distributed.v1.AlertInfo
+	72, // 48: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	17, // 49: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
+	40, // 50: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
+	73, // 51: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
+	4,  // 52: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 53: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 54: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
+	74, // 55: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
+	49, // 56: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
+	34, // 57: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
+	3,  // 58: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
+	59, // 59: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
+	9,  // 60: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
+	75, // 61: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
+	47, // 62: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
+	5,  // 63: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
+	26, // 64: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
+	39, // 65: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
+	45, // 66: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
+	45, // 67: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
+	46, // 68: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
+	49, // 69: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
+	50, // 70: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
+	52, // 71: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
+	53, // 72: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
+	53, // 73: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
+	39, // 74: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
+	56, // 75: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
+	58, // 76: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
+	61, // 77: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
+	39, // 78: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
+	39, // 79: shoal.distributed.v1.Scheduler.Alerts:input_type -> shoal.distributed.v1.InfoRequest
+	39, // 80: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
+	56, // 81: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
+	58, // 82: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
+	39, // 83: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
+	64, // 84: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
+	18, // 85: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
+	32, // 86: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
+	41, // 87: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
+	44, // 88: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
+	44, // 89: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
+	48, // 90: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
+	44, // 91: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
+	51, // 92: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
+	44, // 93: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
+	44, // 94: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
+	54, // 95: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
+	55, // 96: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
+	57, // 97: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
+	60, // 98: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
+	62, // 99: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
+	63, // 100: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
+	38, // 101: shoal.distributed.v1.Scheduler.Alerts:output_type -> shoal.distributed.v1.AlertsReply
+	40, // 102: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
+	57, // 103: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
+	59, // 104: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
+	7,  // 105: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
+	65, // 106: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
+	85, // [85:107] is the sub-list for method output_type
+	63, // [63:85] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_shoal_proto_init() }
@@ -5017,22 +5315,22 @@ func file_shoal_proto_init() {
 		(*WorkerUp_Register)(nil),
 		(*WorkerUp_Batch)(nil),
 	}
-	file_shoal_proto_msgTypes[16].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[17].OneofWrappers = []any{
 		(*WorkerDown_Welcome)(nil),
 		(*WorkerDown_Refused)(nil),
 		(*WorkerDown_Batch)(nil),
 	}
-	file_shoal_proto_msgTypes[19].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[20].OneofWrappers = []any{
 		(*Instruction_Run)(nil),
 		(*Instruction_Fetch)(nil),
 		(*Instruction_Release)(nil),
 		(*Instruction_Cancel)(nil),
 	}
-	file_shoal_proto_msgTypes[24].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[25].OneofWrappers = []any{
 		(*ClientUp_Register)(nil),
 		(*ClientUp_Batch)(nil),
 	}
-	file_shoal_proto_msgTypes[30].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[31].OneofWrappers = []any{
 		(*ClientDown_Welcome)(nil),
 		(*ClientDown_Refused)(nil),
 		(*ClientDown_Batch)(nil),
@@ -5043,7 +5341,7 @@ func file_shoal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_proto_rawDesc), len(file_shoal_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   72,
+			NumMessages:   75,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
