@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/graph"
 )
 
@@ -25,6 +26,7 @@ type config struct {
 	logSize       int
 	noProfile     bool
 	profileWindow time.Duration
+	alerts        alert.Config
 }
 
 func defaultConfig() config {
@@ -128,4 +130,13 @@ func WithProfileWindow(d time.Duration) Option {
 			c.profileWindow = d
 		}
 	}
+}
+
+// WithAlerts sets the thresholds of the executor's alerts (see package
+// diagnostics/alert; zero fields take their defaults): a task that runs
+// far longer than the others of its prefix, a shuffle partition far
+// larger than the others of its shuffle, heavy spilling. The rules about
+// workers' heartbeats, memory and disks are a cluster's.
+func WithAlerts(c alert.Config) Option {
+	return func(cfg *config) { cfg.alerts = c }
 }

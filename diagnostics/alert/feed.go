@@ -1,9 +1,12 @@
 package alert
 
 import (
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/graph"
@@ -61,9 +64,10 @@ func Shuffles(g *graph.Graph, computation uint64) []*ShuffleStarted {
 // peer's), for TaskEnded.Read, and passes every metric on. It is safe
 // for concurrent use.
 type Reads struct {
-	next graph.Meter
-	mu   sync.Mutex
-	read map[graph.Key]int64
+	next    graph.Meter
+	pending atomic.Int64 // len(read), so that Take of a task that read nothing takes no lock
+	mu      sync.Mutex
+	read    map[graph.Key]int64
 }
 
 // NewReads returns a Reads that passes metrics on to next.
@@ -79,16 +83,25 @@ func (r *Reads) AddMetric(task graph.Key, activity, unit string, value float64) 
 		return
 	}
 	r.mu.Lock()
+	if _, ok := r.read[task]; !ok {
+		r.pending.Add(1)
+	}
 	r.read[task] += int64(value)
 	r.mu.Unlock()
 }
 
 // Take returns the bytes a task read, and forgets them.
 func (r *Reads) Take(task graph.Key) int64 {
+	if r.pending.Load() == 0 {
+		return 0
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := r.read[task]
-	delete(r.read, task)
+	n, ok := r.read[task]
+	if ok {
+		delete(r.read, task)
+		r.pending.Add(-1)
+	}
 	return n
 }
 
@@ -97,5 +110,33 @@ func (r *Reads) Take(task graph.Key) int64 {
 func (r *Reads) Forget() {
 	r.mu.Lock()
 	clear(r.read)
+	r.pending.Store(0)
 	r.mu.Unlock()
+}
+
+// Log logs an alert raised at WARN, with its message and what to do,
+// and one resolved at INFO, each with the rule, severity, worker and
+// what it is about as attributes.
+func Log(logger *slog.Logger, a *diagnostics.Alert) {
+	attrs := []any{"alert", a.Name, "severity", a.Severity, "worker", a.Worker}
+	for _, kv := range [][2]string{{"path", a.Path}, {"key", string(a.Key)}, {"shuffle", a.Shuffle}} {
+		if kv[1] != "" {
+			attrs = append(attrs, kv[0], kv[1])
+		}
+	}
+	if a.Active() {
+		logger.Warn(a.Message, append(attrs, "action", a.Action)...)
+		return
+	}
+	logger.Info("resolved: "+a.Message, append(attrs, "after", a.End.Sub(a.Start).Round(time.Millisecond))...)
+}
+
+// Event returns the event of an alert raised or resolved at now.
+func Event(now time.Time, a *diagnostics.Alert) diagnostics.Event {
+	kind := diagnostics.AlertRaised
+	if !a.Active() {
+		kind = diagnostics.AlertResolved
+	}
+	return diagnostics.Event{Time: now, Kind: kind, Worker: a.Worker, Key: a.Key, Prefix: a.Key.Prefix(),
+		Path: a.Path, Alert: a}
 }

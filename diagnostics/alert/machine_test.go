@@ -2,6 +2,7 @@ package alert
 
 import (
 	"fmt"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
@@ -320,5 +321,33 @@ func TestReads(t *testing.T) {
 	r.Forget()
 	if b := r.Take("b"); b != 0 {
 		t.Errorf("Take(b) after Forget = %d", b)
+	}
+}
+
+func TestLogAndEvent(t *testing.T) {
+	var buf strings.Builder
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}}))
+	a := diagnostics.Alert{Name: DiskFull, Severity: Warning, Worker: "w1", Path: "/d", Message: "worker w1: /d is full",
+		Action: "free space", Start: t0}
+	Log(logger, &a)
+	if e := Event(t0, &a); e.Kind != diagnostics.AlertRaised || e.Worker != "w1" || e.Path != "/d" || e.Alert != &a {
+		t.Errorf("event of a raised alert: %+v", e)
+	}
+	a.End = t0.Add(90 * time.Second)
+	Log(logger, &a)
+	if e := Event(a.End, &a); e.Kind != diagnostics.AlertResolved || !e.Time.Equal(a.End) {
+		t.Errorf("event of a resolved alert: %+v", e)
+	}
+	want := `level=WARN msg="worker w1: /d is full" alert=disk-full severity=warning worker=w1 path=/d action="free space"
+level=INFO msg="resolved: worker w1: /d is full" alert=disk-full severity=warning worker=w1 path=/d after=1m30s
+`
+	if buf.String() != want {
+		t.Errorf("log:\n%s\nwant:\n%s", buf.String(), want)
 	}
 }

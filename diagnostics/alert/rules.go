@@ -206,15 +206,20 @@ func (m *Machine) stragglers(now time.Time, ws *workerState) {
 }
 
 func (m *Machine) taskEnded(now time.Time, t *TaskEnded) {
-	if ws := m.workers[t.Worker]; ws != nil {
+	if ws := m.workers[t.Worker]; ws != nil && len(ws.report.Running) > 0 {
 		ws.report.Running = slices.DeleteFunc(ws.report.Running, func(r Running) bool { return r.Key == t.Key })
 	}
-	m.resolve(now, (&diagnostics.Alert{Name: Straggler, Worker: t.Worker, Key: t.Key}).ID())
+	if len(m.active) > 0 {
+		m.resolve(now, (&diagnostics.Alert{Name: Straggler, Worker: t.Worker, Key: t.Key}).ID())
+	}
 	if t.Failed {
 		return
 	}
 	if t.Duration > 0 {
 		m.addDuration(t.Key.Prefix(), t.Duration)
+	}
+	if len(m.shuffles) == 0 {
+		return
 	}
 	group := t.Key.Group()
 	if sh := m.bySplit[group]; sh != nil {

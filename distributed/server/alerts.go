@@ -42,22 +42,11 @@ func (s *Server) alert(now time.Time, inputs ...alert.Input) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, al := range a.m.Handle(now, inputs...) {
-		kind := diagnostics.AlertRaised
-		attrs := []any{"alert", al.Name, "severity", al.Severity, "worker", al.Worker}
-		for _, kv := range [][2]string{{"path", al.Path}, {"key", string(al.Key)}, {"shuffle", al.Shuffle}} {
-			if kv[1] != "" {
-				attrs = append(attrs, kv[0], kv[1])
-			}
-		}
 		if al.Active() {
 			s.metrics.alerts.WithLabelValues(al.Name).Inc()
-			s.logger.Warn(al.Message, append(attrs, "action", al.Action)...)
-		} else {
-			kind = diagnostics.AlertResolved
-			s.logger.Info("resolved: "+al.Message, append(attrs, "after", al.End.Sub(al.Start).Round(time.Millisecond))...)
 		}
-		s.hub.Publish(diagnostics.Event{Time: now, Kind: kind, Worker: al.Worker, Key: al.Key,
-			Prefix: al.Key.Prefix(), Path: al.Path, Alert: &al})
+		alert.Log(s.logger, &al)
+		s.hub.Publish(alert.Event(now, &al))
 	}
 }
 
