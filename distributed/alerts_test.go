@@ -61,7 +61,7 @@ func receive(ctx context.Context, t *testing.T, ch <-chan diagnostics.Alert, wha
 func TestStragglerAlert(t *testing.T) {
 	lc, c := newCluster(t, distributed.LocalClusterOptions{Workers: 1, ThreadsPerWorker: 2, InProcess: true,
 		HeartbeatInterval: 100 * time.Millisecond,
-		Scheduler: server.Config{Alerts: alert.Config{StragglerMin: 300 * time.Millisecond, StragglerTasks: 3}}})
+		Scheduler:         server.Config{Alerts: alert.Config{StragglerMin: 300 * time.Millisecond, StragglerTasks: 3}}})
 	raised, resolved := watchAlerts(t, lc, alert.Straggler)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
