@@ -207,8 +207,9 @@ func newServerMetrics(s *Server) *serverMetrics {
 			fine: metrics.NewFine("shoal_scheduler", "all workers"),
 		},
 	}
-	reg.MustRegister(m.compute, m.output, m.finished, m.removed, m.forgotten, m.suspect, m.steals, m.alerts, m.latency, m.handle,
-		m.collector, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m.compute, m.output, m.finished, m.removed, m.forgotten, m.suspect, m.steals, m.alerts, m.latency,
+		m.handle, m.collector, collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.lateness = metrics.NewLateness(reg, "shoal_scheduler_tick_lateness_seconds",
 		"How late the scheduler process picks up a timer: goroutine scheduling latency.", 100*time.Millisecond)
 	return m
