@@ -123,7 +123,7 @@ func TestDiskAlert(t *testing.T) {
 	}
 
 	// The scheduler's own alert: an event, a record at WARN, the alert of
-	// Client.Alerts, passed on to Prometheus as a series.
+	// Client.Alerts, a series of its /metrics.
 	var a diagnostics.Alert
 	select {
 	case a = <-raised:
@@ -151,14 +151,8 @@ func TestDiskAlert(t *testing.T) {
 	if !slices.ContainsFunc(active, func(x diagnostics.Alert) bool { return x.ID() == a.ID() }) {
 		t.Errorf("Client.Alerts: %+v, want %s", active, a.ID())
 	}
-	poll(t, "Prometheus to fire ShoalSchedulerAlert for it", func() bool {
-		for _, pa := range prom.alerts() {
-			if pa.Labels["alertname"] == "ShoalSchedulerAlert" && pa.Labels["alert"] == alert.DiskFull &&
-				pa.Labels["path"] == a.Path && pa.State == "firing" {
-				return true
-			}
-		}
-		return false
+	poll(t, "Prometheus to scrape the scheduler's series of it", func() bool {
+		return len(prom.query(`shoal_scheduler_alert_active{alert="disk-full",worker="`+worker+`",path="`+a.Path+`"} == 1`)) == 1
 	})
 
 	// Space freed: the scheduler resolves its alerts.
