@@ -88,7 +88,6 @@ type WorkerReport struct {
 type Disk struct {
 	Name string // such as "local" or "scratch"
 	Path string
-	Used int64 // bytes of the files under it
 	Free int64 // bytes free on its file system
 	Size int64 // bytes of its file system; 0: unknown
 	// Shuffles are the bytes of each shuffle's files under it, by
@@ -190,7 +189,7 @@ type shuffleState struct {
 	ShuffleStarted
 	done   int        // splits ended
 	sizes  []int64    // of the partitions read, sorted
-	reads  []readMark // the same, sorted by bytes, largest first
+	reads  []readMark // the same: those raised first, then the others by bytes, largest first
 	skewed int        // of reads, the first this many were raised
 }
 

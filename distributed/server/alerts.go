@@ -76,7 +76,7 @@ func alertReport(wc *workerConn, b *wire.WorkerBatch) *alert.WorkerReport {
 	}
 	r.Disks = make([]alert.Disk, len(st.Disks))
 	for i, d := range st.Disks {
-		r.Disks[i] = alert.Disk{Name: d.Name, Path: d.Path, Used: d.Used, Free: d.Free, Size: d.Size}
+		r.Disks[i] = alert.Disk{Name: d.Name, Path: d.Path, Free: d.Free, Size: d.Size}
 		// Shuffle files are in the scratch directory: the ops'.
 		if len(st.Shuffles) > 0 && (d.Name == "scratch" || len(st.Disks) == 1) {
 			r.Disks[i].Shuffles = make(map[string]int64, len(st.Shuffles))

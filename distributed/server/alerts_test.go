@@ -32,8 +32,8 @@ func TestAlertInputs(t *testing.T) {
 	}
 	want := &alert.WorkerReport{Worker: wc.addr, MemoryLimit: 1 << 30, Managed: 100, Process: 900, SpillWrite: 1024,
 		Latency: 3 * time.Millisecond,
-		Disks: []alert.Disk{{Name: "local", Path: "/w", Used: 1, Free: 2, Size: 3},
-			{Name: "scratch", Path: "/s", Used: 4, Free: 5, Size: 6, Shuffles: map[string]int64{"3fa2c1d0": 7}}},
+		Disks: []alert.Disk{{Name: "local", Path: "/w", Free: 2, Size: 3},
+			{Name: "scratch", Path: "/s", Free: 5, Size: 6, Shuffles: map[string]int64{"3fa2c1d0": 7}}},
 		Running: []alert.Running{{Key: "load-0badf00d-1", Start: start}}}
 	if got := alertReport(wc, b); !reflect.DeepEqual(got, want) {
 		t.Errorf("report:\n got %+v\nwant %+v", got, want)
