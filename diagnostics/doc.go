@@ -17,6 +17,11 @@
 // bounded queue and goroutine, and when nobody listens publishing costs
 // next to nothing.
 //
+// An Alert is something wrong an executor noticed while a graph ran (a
+// worker's disk nearly full, a straggler task, a skewed shuffle), with
+// what to do about it: executors publish AlertRaised and AlertResolved
+// events, and package diagnostics/alert has the rules that raise them.
+//
 // The package also has the slog handlers the rest of Shoal uses for
 // logging: NewConsoleHandler for people, NewJSONHandler for machines.
 // Nothing in it writes anywhere but to the writers and loggers you give it.

@@ -35,6 +35,11 @@ const (
 	// activity for each task prefix since their last report (Metrics,
 	// added to the totals).
 	Metrics
+	// AlertRaised: something is wrong on a worker (Alert, with Worker,
+	// Key and Path copied from it).
+	AlertRaised
+	// AlertResolved: an alert no longer holds (Alert, with End set).
+	AlertResolved
 )
 
 var kindNames = [...]string{
@@ -46,11 +51,13 @@ var kindNames = [...]string{
 	WorkerAdded:     "worker-added",
 	WorkerRemoved:   "worker-removed",
 	Metrics:         "metrics",
+	AlertRaised:     "alert-raised",
+	AlertResolved:   "alert-resolved",
 }
 
 // String returns the kind's name, as written in JSON: "task-transition",
 // "compute-started", "compute-finished", "spill", "unspill", "worker-added",
-// "worker-removed" or "metrics".
+// "worker-removed", "metrics", "alert-raised" or "alert-resolved".
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && kindNames[k] != "" {
 		return kindNames[k]
@@ -91,11 +98,12 @@ const (
 
 // Event is one thing that happened while a graph ran: a task changed
 // state, a computation started or ended, a result was spilled to disk, a
-// worker came or went. Which fields are set depends on Kind; the others are
-// zero and are left out of JSON.
+// worker came or went, an alert was raised or resolved. Which fields are
+// set depends on Kind; the others are zero and are left out of JSON.
 //
-// Events are plain values. Once published, an event's Tasks map and
-// Metrics slice are shared by every subscriber and must not be modified.
+// Events are plain values. Once published, an event's Tasks map, Metrics
+// slice and Alert are shared by every subscriber and must not be
+// modified.
 type Event struct {
 	Time     time.Time      `json:"time,omitzero"`      // when it happened
 	Kind     Kind           `json:"kind,omitempty"`     // what happened
@@ -114,6 +122,7 @@ type Event struct {
 	Tasks    map[string]int `json:"tasks,omitempty"`    // ComputeStarted: tasks per key prefix
 	Op       string         `json:"op,omitempty"`       // the task's op (TaskTransition to "erred")
 	Metrics  []FineMetric   `json:"metrics,omitempty"`  // Metrics: what was added to the totals
+	Alert    *Alert         `json:"alert,omitempty"`    // AlertRaised, AlertResolved
 }
 
 // TotalTasks returns the number of tasks of a ComputeStarted event: the sum

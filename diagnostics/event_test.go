@@ -23,6 +23,8 @@ func TestKindNames(t *testing.T) {
 		{Unspill, "unspill"},
 		{WorkerAdded, "worker-added"},
 		{WorkerRemoved, "worker-removed"},
+		{AlertRaised, "alert-raised"},
+		{AlertResolved, "alert-resolved"},
 	}
 	for _, tt := range tests {
 		if got := tt.kind.String(); got != tt.name {

@@ -337,6 +337,10 @@ func decodeEvent(e *wire.Event) diagnostics.Event {
 	if e.StartUnixNano != 0 {
 		ev.Start = time.Unix(0, e.StartUnixNano)
 	}
+	if e.Alert != nil {
+		a := wire.DecodeAlert(e.Alert)
+		ev.Alert = &a
+	}
 	if len(e.Tasks) > 0 {
 		ev.Tasks = make(map[string]int, len(e.Tasks))
 		for k, v := range e.Tasks {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/shoal-data/shoal/distributed/wire"
+	"github.com/shoal-data/shoal/internal/units"
 )
 
 // Info describes a cluster as a client sees it.
@@ -187,15 +188,5 @@ func formatBytes(n int64) string {
 	if n <= 0 {
 		return "no limit"
 	}
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	f := float64(n)
-	u := 0
-	for f >= 1024 && u < len(units)-1 {
-		f /= 1024
-		u++
-	}
-	if u == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.2f %s", f, units[u])
+	return units.Bytes(n)
 }

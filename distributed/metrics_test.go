@@ -2,15 +2,7 @@ package distributed_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -178,18 +170,10 @@ func TestMetricsProcesses(t *testing.T) {
 	}
 }
 
-// TestPrometheusScrapes starts a real Prometheus server (Debian's
-// prometheus package; set SHOAL_PROMETHEUS to its path if it is not on
-// PATH) that scrapes the scheduler and the workers, and asks it for the
-// series.
+// TestPrometheusScrapes starts a real Prometheus server that scrapes the
+// scheduler and the workers, and asks it for the series.
 func TestPrometheusScrapes(t *testing.T) {
-	bin := os.Getenv("SHOAL_PROMETHEUS")
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("prometheus"); err != nil {
-			t.Skip("no prometheus binary (apt-get install prometheus, or set SHOAL_PROMETHEUS)")
-		}
-	}
+	prometheusBinary(t)
 	_, c := processCluster(t, distributed.LocalClusterOptions{Metrics: true})
 	metricsWorkload(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -198,59 +182,11 @@ func TestPrometheusScrapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	targets := []string{fmt.Sprintf("%q", info.MetricsAddress)}
+	targets := []string{info.MetricsAddress}
 	for _, w := range info.Workers {
-		targets = append(targets, fmt.Sprintf("%q", w.Metrics))
+		targets = append(targets, w.Metrics)
 	}
-	dir := t.TempDir()
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 200ms\nscrape_configs:\n  - job_name: shoal\n    static_configs:\n      - targets: [%s]\n",
-		strings.Join(targets, ", "))
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := lis.Addr().String()
-	lis.Close()
-	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--web.listen-address="+addr,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"))
-	out, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "prometheus.log"))
-			t.Logf("prometheus log:\n%s", b)
-		}
-	}()
-	query := func(q string) []map[string]any {
-		resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
-		if err != nil {
-			return nil
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		var r struct {
-			Status string `json:"status"`
-			Data   struct {
-				Result []map[string]any `json:"result"`
-			} `json:"data"`
-		}
-		if json.Unmarshal(b, &r) != nil || r.Status != "success" {
-			return nil
-		}
-		return r.Data.Result
-	}
+	query := startPrometheus(t, targets).query
 	eventually(t, "prometheus scraped the scheduler and both workers", func() bool {
 		return len(query(`up{job="shoal"} == 1`)) == 3
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -88,6 +89,7 @@ func (c *computation) finish(err error) {
 	if c.err == nil {
 		c.err = err
 	}
+	c.e.alerts.comps = append(c.e.alerts.comps, c.id)
 	if c.e.hub.Active() {
 		c.e.publishMetrics()
 		ev := diagnostics.Event{Kind: diagnostics.ComputeFinished, Compute: c.id}
@@ -145,6 +147,7 @@ func (e *Executor) start(c *computation, g *graph.Graph, keys []graph.Key) {
 		}
 		e.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeStarted, Compute: c.id, Tasks: tasks})
 	}
+	e.alerts.shuffles = append(e.alerts.shuffles, alert.Shuffles(g, c.id)...)
 	now := time.Now()
 	e.handle(nil, now, &scheduler.GraphSubmitted{Meta: scheduler.Meta{Time: now, Stimulus: c.client},
 		Client: c.client, Graph: g, Keys: keys})

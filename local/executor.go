@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/diagnostics/archive"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
@@ -37,6 +38,7 @@ type Executor struct {
 	archive  *archive.Writer           // nil without WithArchive
 	fine     diagnostics.FineMetrics
 	meter    graph.Meter // of fine, for the tasks
+	alerts   alerts
 
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
@@ -79,8 +81,8 @@ type slot struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	running graph.Key // "" when idle
-	start   time.Time
-	seq     uint64 // counts tasks started and ended, for waiters
+	start   time.Time // when it started running it
+	seq     uint64    // counts tasks started and ended, for waiters
 	fin     scheduler.TaskFinished
 	fail    scheduler.TaskFailed
 	inputs  []any
@@ -128,7 +130,9 @@ func New(opts ...Option) *Executor {
 	if cfg.progress != nil {
 		e.progress = diagnostics.ShowProgress(e.hub, cfg.progress)
 	}
-	e.meter = e.fine.Meter(workerName)
+	e.alerts.m = alert.New(localAlertConfig(cfg.alerts))
+	e.alerts.reads = alert.NewReads(e.fine.Meter(workerName))
+	e.meter = e.alerts.reads
 	e.startProfiler()
 	if aw != nil {
 		aw.Attach(e.hub)
@@ -229,7 +233,9 @@ func (e *Executor) serve(s *slot) {
 		t := run.Task
 		if !ok || e.closed {
 			e.idle = append(e.idle, s)
+			in := e.alertInputs()
 			e.mu.Unlock()
+			e.raiseAlerts(time.Now(), in...)
 			return
 		}
 		s.inputs = s.inputs[:0]
@@ -252,6 +258,7 @@ func (e *Executor) serve(s *slot) {
 		if now.IsZero() {
 			now = time.Now()
 		}
+		s.start = now
 		last = time.Time{}
 		e.accountIdle(now)
 		e.busy++
@@ -329,6 +336,17 @@ func (e *Executor) serve(s *slot) {
 		}
 		e.handle(s, end, ev)
 		s.end(e)
+		if errors.Is(err, context.Canceled) {
+			e.alerts.reads.Take(t.Key)
+		} else {
+			e.taskEnded(t.Key, dur, size, err != nil || spillErr != nil)
+		}
+		if len(e.alerts.ended) >= alertBatch {
+			in := e.alertInputs()
+			e.mu.Unlock()
+			e.raiseAlerts(end, in...)
+			e.mu.Lock()
+		}
 	}
 }
 

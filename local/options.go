@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/diagnostics/archive"
 	"github.com/shoal-data/shoal/graph"
 )
@@ -28,6 +29,7 @@ type config struct {
 	profileWindow time.Duration
 	archiveDir    string
 	archiveOpts   []archive.Option
+	alerts        alert.Config
 }
 
 func defaultConfig() config {
@@ -132,4 +134,13 @@ func WithProfileWindow(d time.Duration) Option {
 			c.profileWindow = d
 		}
 	}
+}
+
+// WithAlerts sets the thresholds of the executor's alerts (see package
+// diagnostics/alert; zero fields take their defaults): a task that runs
+// far longer than the others of its prefix, a shuffle partition far
+// larger than the others of its shuffle, heavy spilling. The rules about
+// workers' heartbeats, memory and disks are a cluster's.
+func WithAlerts(c alert.Config) Option {
+	return func(cfg *config) { cfg.alerts = c }
 }

@@ -241,6 +241,7 @@ func (e *Executor) spill(fresh *entry) error {
 			en.value = nil
 			s.managed -= en.size
 			s.spilled += en.size
+			e.alerts.spilled += en.size
 			e.logger.Debug("spilled", "key", en.key, "path", en.path, "bytes", en.size)
 			if e.hub.Active() {
 				e.evbuf = append(e.evbuf[:0], diagnostics.Event{Kind: diagnostics.Spill, Key: en.key,

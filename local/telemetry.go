@@ -8,6 +8,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/alert"
 )
 
 // The executor's CPU profile and fine performance metrics.
@@ -32,7 +33,9 @@ func (e *Executor) profileWindow(w *diagnostics.ProfileWindow) {
 	}
 	e.mu.Lock()
 	e.publishMetrics()
+	in := e.alertInputs()
 	e.mu.Unlock()
+	e.raiseAlerts(time.Now(), append(in, &alert.Tick{})...)
 }
 
 // taskTimes adds up the times of a prefix's tasks until they go into the

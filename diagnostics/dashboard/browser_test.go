@@ -443,6 +443,31 @@ func TestBrowserPages(t *testing.T) {
 	}
 }
 
+// TestBrowserAlerts checks the banner of the alerts that every page
+// shows above its own content.
+func TestBrowserAlerts(t *testing.T) {
+	b := browsertest.New(t)
+	for _, path := range []string{"status", "workers", "logs", "shuffles"} {
+		t.Run(path, func(t *testing.T) {
+			s := serve(t, newFake())
+			p := open(t, b, s, path)
+			want(p, "the banner", `return !q("#alerts-banner").hidden && text("#alerts-count")`, "1 alert")
+			want(p, "the alert", `return qa("#alerts-banner li").map((li) => li.dataset.alert + " " + li.dataset.worker).join()`,
+				"disk-full "+w2)
+			want(p, "its message, as text", `return text("#alerts-banner li .alert-message")`,
+				"worker "+w2+": the file system of its local directory /scratch/<i>w2</i> is 93% full")
+			want(p, "what to do", `return text("#alerts-banner li .alert-action")`, "free space there")
+			want(p, "the link to the worker", `return q("#alerts-banner li a").getAttribute("href")`, "worker?name=127.0.0.1%3A40002")
+			want(p, "not critical", `return q("#alerts-banner").classList.contains("critical")`, false)
+			s.f.advance()
+			waitJS(p, "a second alert", `return qa("#alerts-banner li").length === 2`)
+			want(p, "newest first", `return qa("#alerts-banner li").map((li) => li.dataset.alert).join()`, "straggler,disk-full")
+			want(p, "critical", `return q("#alerts-banner").classList.contains("critical") && text("#alerts-count")`, "2 alerts")
+			p.NoErrors()
+		})
+	}
+}
+
 // checkFlame checks the flame graph of the fake's profile: its frames,
 // the tooltip of hovering one, and zooming to one by a click.
 func checkFlame(p *browsertest.Page) {

@@ -15,8 +15,10 @@
 // # Pages
 //
 // Every page has the same navigation bar and URLs relative to its own, so
-// the dashboard can be served under a path by a proxy. A page keeps its
-// choices (window, filters) in its query string.
+// the dashboard can be served under a path by a proxy, and the same
+// banner of the alerts raised (when the Source is an AlertSource), such
+// as a worker's disk nearly full, a straggler task or a skewed shuffle.
+// A page keeps its choices (window, filters) in its query string.
 //
 //	/, /status     the summary, the erred tasks, the task stream of the last
 //	               1, 5 or 15 minutes (a bar per run, or when there are too
@@ -73,6 +75,7 @@
 //	/api/fine-metrics  FineMetrics
 //	/api/bandwidth     Bandwidth
 //	/api/shuffles      Shuffles
+//	/api/alerts        Alerts
 //	/api/events        a stream of the topics named by topics (comma
 //	                   separated), with their parameters as above
 //	/health            "ok"

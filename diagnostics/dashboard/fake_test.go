@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/shoal-data/shoal/diagnostics"
 )
 
 // fakeSource is a cluster of three workers (the third gone) that ran a
@@ -487,3 +489,21 @@ func (f *fakeSource) Shuffles() *Shuffles {
 }
 
 var errProfile = errors.New("the profiler is off: start the workers with profiling on")
+
+// Alerts makes the fake an AlertSource: a disk nearly full from the
+// start, a straggler from step 1, and one resolved.
+func (f *fakeSource) Alerts() *Alerts {
+	step, _ := f.enter("Alerts", "alerts")
+	out := &Alerts{Active: []diagnostics.Alert{{Name: "disk-full", Severity: "warning", Worker: w2, Path: "/scratch/<i>w2</i>",
+		Value: 0.93, Threshold: 0.9, Start: t0.Add(9 * time.Minute),
+		Message: "worker " + w2 + ": the file system of its local directory /scratch/<i>w2</i> is 93% full",
+		Action:  "free space there"}},
+		Recent: []diagnostics.Alert{{Name: "worker-slow", Severity: "warning", Worker: w1, Message: "worker " + w1 + " is slow",
+			Action: "look at it", Start: t0.Add(time.Minute), End: t0.Add(2 * time.Minute)}}}
+	if step > 0 {
+		out.Active = append(out.Active, diagnostics.Alert{Name: "straggler", Severity: "critical", Worker: w1,
+			Key: "inc-9b1e-7", Start: now(step), Message: "task inc-9b1e-7 has run for 1m0s on worker " + w1,
+			Action: "look at the worker"})
+	}
+	return out
+}

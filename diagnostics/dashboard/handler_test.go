@@ -327,6 +327,13 @@ func TestHandlerEndpoints(t *testing.T) {
 				t.Errorf("shuffles %+v", s)
 			}
 		}},
+		{"/api/alerts", func(t *testing.T, f *fakeSource, w *httptest.ResponseRecorder) {
+			a := decode[Alerts](t, w)
+			if len(a.Active) != 1 || a.Active[0].Name != "disk-full" || a.Active[0].Worker != w2 || len(a.Recent) != 1 ||
+				a.Recent[0].End.IsZero() {
+				t.Errorf("alerts %+v", a)
+			}
+		}},
 	} {
 		t.Run(tc.target, func(t *testing.T) {
 			f := newFake()
@@ -407,5 +414,17 @@ func TestHandlerErrors(t *testing.T) {
 		if w.Code != http.StatusInternalServerError || !strings.Contains(w.Body.String(), errProfile.Error()) {
 			t.Errorf("GET %s: %d %q, want 500 with the Source's error", path, w.Code, w.Body)
 		}
+	}
+}
+
+// noAlerts is a Source that raises no alerts.
+type noAlerts struct{ Source }
+
+func TestHandlerNoAlerts(t *testing.T) {
+	h := Handler(noAlerts{newFake()})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/api/alerts", nil))
+	if body := strings.TrimSpace(w.Body.String()); w.Code != 200 || body != `{"active":[],"recent":[]}` {
+		t.Errorf("alerts of a Source that raises none: %d %s", w.Code, body)
 	}
 }

@@ -48,6 +48,16 @@ type Source interface {
 	Shuffles() *Shuffles
 }
 
+// AlertSource is a Source that also raises alerts (the scheduler does):
+// every page shows the alerts raised in a banner, and /api/alerts lists
+// them. The pages of a Source that is not one show no alerts.
+type AlertSource interface {
+	Source
+	// Alerts returns the alerts raised and not resolved, and the last
+	// ones resolved.
+	Alerts() *Alerts
+}
+
 // Status is the state of the cluster at one moment: the body of
 // GET /api/status.
 type Status struct {

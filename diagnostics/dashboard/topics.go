@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shoal-data/shoal/diagnostics"
 )
 
 // A topic is one view of the Source: the JSON of GET /api/<name> and the
@@ -65,6 +67,15 @@ var topics = []*topic{
 	{name: "fine-metrics", every: heavy, parse: plain(func(s Source) any { return s.FineMetrics() })},
 	{name: "bandwidth", every: heavy, parse: plain(func(s Source) any { return s.Bandwidth() })},
 	{name: "shuffles", every: 1, parse: plain(func(s Source) any { return s.Shuffles() })},
+	{name: "alerts", every: 1, parse: plain(alertsOf)},
+}
+
+// alertsOf returns the alerts of a Source, none when it raises none.
+func alertsOf(s Source) any {
+	if as, ok := s.(AlertSource); ok {
+		return as.Alerts()
+	}
+	return &Alerts{Active: []diagnostics.Alert{}, Recent: []diagnostics.Alert{}}
 }
 
 func topicNamed(name string) *topic {

@@ -310,3 +310,10 @@ type ShuffleWorker struct {
 	Disk         int64  `json:"disk"`          // bytes of the shuffle's files in its directory now
 	Free         int64  `json:"free"`          // bytes free there
 }
+
+// Alerts is the body of GET /api/alerts: what is wrong on the workers
+// now, and what was lately.
+type Alerts struct {
+	Active []diagnostics.Alert `json:"active"` // raised and not resolved, oldest first
+	Recent []diagnostics.Alert `json:"recent"` // the last resolved, oldest first
+}

@@ -21,8 +21,10 @@ import (
 //	shoal_scheduler_worker_threads{worker}                 threads of each worker: tasks it runs at once
 //	shoal_scheduler_worker_tasks{worker,state}             tasks per worker: processing, and held in memory ("memory")
 //	shoal_scheduler_worker_memory_bytes{worker,kind}       managed, unmanaged (process minus managed), spilled, process
-//	shoal_scheduler_worker_disk_bytes{worker,dir,kind}     used and free bytes of each worker's directories (local, scratch)
+//	shoal_scheduler_worker_memory_limit_bytes{worker}      each worker's memory limit (0: none)
+//	shoal_scheduler_worker_disk_bytes{worker,dir,kind}     used and free bytes of each worker's directories (local, scratch), and the size of their file systems
 //	shoal_scheduler_worker_latency_seconds{worker}         round trip of a message to each worker and back, at its last heartbeat
+//	shoal_scheduler_worker_last_seen_seconds{worker}       seconds since each worker last sent anything
 //	shoal_scheduler_task_compute_seconds_total{prefix}     seconds tasks computed, by task prefix
 //	shoal_scheduler_task_output_bytes_total{prefix}        bytes of the results tasks computed, by prefix
 //	shoal_scheduler_tasks_finished_total{prefix,outcome}   tasks that ended (memory, erred), by prefix
@@ -36,6 +38,8 @@ import (
 //	shoal_scheduler_workers_removed_total                  workers lost or gone
 //	shoal_scheduler_handle_seconds                         time the scheduling core takes per batch of events
 //	shoal_scheduler_tick_lateness_seconds                  goroutine latency of the scheduler process
+//	shoal_scheduler_alert_active{alert,severity,worker,path,key,shuffle} 1 for each alert raised and not resolved
+//	shoal_scheduler_alerts_raised_total{alert}             alerts raised, by rule
 //
 // plus the Go runtime's and the process's standard collectors.
 type serverMetrics struct {
@@ -47,6 +51,7 @@ type serverMetrics struct {
 	forgotten prometheus.Counter
 	suspect   prometheus.Counter
 	steals    prometheus.Counter
+	alerts    *prometheus.CounterVec
 	latency   *prometheus.GaugeVec
 	handle    prometheus.Histogram
 	lateness  *metrics.Lateness
@@ -66,13 +71,16 @@ type stateCollector struct {
 	workerMemory *prometheus.Desc
 	threads      *prometheus.Desc
 	disk         *prometheus.Desc
+	memoryLimit  *prometheus.Desc
+	lastSeen     *prometheus.Desc
+	alerts       *prometheus.Desc
 	prefixStates *prometheus.Desc
 	fine         metrics.Fine
 }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.workers, c.tasks, c.clients, c.workerTasks, c.workerMemory, c.threads,
-		c.disk, c.prefixStates} {
+		c.disk, c.memoryLimit, c.lastSeen, c.alerts, c.prefixStates} {
 		ch <- d
 	}
 	c.fine.Describe(ch)
@@ -85,7 +93,12 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	workers := s.state.Workers()
 	nclients := len(s.clients)
 	held := s.state.HeldCounts()
+	lastSeen := make(map[string]time.Time, len(s.workers))
+	for addr, wc := range s.workers {
+		lastSeen[addr] = wc.lastSeen
+	}
 	s.mu.Unlock()
+	now := time.Now()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
@@ -111,6 +124,10 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.workerMemory, float64(max(0, m.Process-m.Managed)), w.Name, "unmanaged")
 		gauge(c.workerMemory, float64(m.Spilled), w.Name, "spilled")
 		gauge(c.workerMemory, float64(m.Process), w.Name, "process")
+		gauge(c.memoryLimit, float64(w.MemoryLimit), w.Name)
+		if at, ok := lastSeen[w.Name]; ok {
+			gauge(c.lastSeen, now.Sub(at).Seconds(), w.Name)
+		}
 	}
 	t := s.tel
 	t.mu.Lock()
@@ -119,6 +136,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			for _, d := range wt.stats.Disks {
 				gauge(c.disk, float64(d.Used), w.Name, d.Name, "used")
 				gauge(c.disk, float64(d.Free), w.Name, d.Name, "free")
+				gauge(c.disk, float64(d.Size), w.Name, d.Name, "size")
 			}
 		}
 	}
@@ -130,6 +148,10 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	m.mu.Unlock()
 	c.fine.Collect(ch, diagnostics.SumFineMetrics(t.fine.Totals()))
+	active, _ := s.Alerts()
+	for _, a := range active {
+		gauge(c.alerts, 1, a.Name, a.Severity, a.Worker, a.Path, string(a.Key), a.Shuffle)
+	}
 }
 
 func newServerMetrics(s *Server) *serverMetrics {
@@ -149,6 +171,9 @@ func newServerMetrics(s *Server) *serverMetrics {
 			Help: "Runs of tasks lost with the worker that ran them (a task lost this way too often is declared erred)."}),
 		steals: prometheus.NewCounter(prometheus.CounterOpts{Name: "shoal_scheduler_work_steals_total",
 			Help: "Tasks the scheduler asked a busy worker to give up, to run them on an idle one."}),
+		alerts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shoal_scheduler_alerts_raised_total",
+			Help: "Alerts the scheduler raised, by rule (see shoal_scheduler_alert_active for those raised now)."},
+			[]string{"alert"}),
 		latency: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "shoal_scheduler_worker_latency_seconds",
 			Help: "Round trip of a message from the scheduler to each worker and back, measured at its last heartbeat."},
 			[]string{"worker"}),
@@ -167,15 +192,24 @@ func newServerMetrics(s *Server) *serverMetrics {
 				"Memory of each worker as it last reported: managed (results), unmanaged (the rest of the process), spilled (on disk), process.",
 				[]string{"worker", "kind"}, nil),
 			disk: prometheus.NewDesc("shoal_scheduler_worker_disk_bytes",
-				"Bytes used by the files of each worker's directories (local: its own; scratch: the ops') and free on their file systems, as it last reported.",
+				"Bytes used by the files of each worker's directories (local: its own; scratch: the ops'), free on their file systems and the size of those (size), as it last reported.",
 				[]string{"worker", "dir", "kind"}, nil),
+			memoryLimit: prometheus.NewDesc("shoal_scheduler_worker_memory_limit_bytes",
+				"Each worker's memory limit in bytes; 0: none.", []string{"worker"}, nil),
+			lastSeen: prometheus.NewDesc("shoal_scheduler_worker_last_seen_seconds",
+				"Seconds since each worker last sent anything: its heartbeats come every second by default.",
+				[]string{"worker"}, nil),
+			alerts: prometheus.NewDesc("shoal_scheduler_alert_active",
+				"1 for each alert the scheduler raised and has not resolved: its rule, severity, worker, and the directory, task or shuffle it is about.",
+				[]string{"alert", "severity", "worker", "path", "key", "shuffle"}, nil),
 			prefixStates: prometheus.NewDesc("shoal_scheduler_prefix_state_totals_total",
 				"Transitions of tasks into each state, by task prefix.", []string{"prefix", "state"}, nil),
 			fine: metrics.NewFine("shoal_scheduler", "all workers"),
 		},
 	}
-	reg.MustRegister(m.compute, m.output, m.finished, m.removed, m.forgotten, m.suspect, m.steals, m.latency, m.handle,
-		m.collector, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m.compute, m.output, m.finished, m.removed, m.forgotten, m.suspect, m.steals, m.alerts, m.latency,
+		m.handle, m.collector, collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.lateness = metrics.NewLateness(reg, "shoal_scheduler_tick_lateness_seconds",
 		"How late the scheduler process picks up a timer: goroutine scheduling latency.", 100*time.Millisecond)
 	return m

@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/diagnostics/archive"
 	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
@@ -131,6 +132,11 @@ type Config struct {
 	// *scheduler.NoWorkersError naming the last workers and why they left
 	// (default 1 minute; negative: wait for ever).
 	NoWorkersTimeout time.Duration
+	// Alerts holds the thresholds of the alerts the scheduler raises
+	// (see package diagnostics/alert); zero fields take their defaults,
+	// and a worker is late after five missed heartbeats (at most half
+	// of HeartbeatTimeout).
+	Alerts alert.Config
 	// DashboardAddress is the dashboard's address as Info reports it:
 	// by default where DashboardListen serves it. Set it when people reach
 	// the dashboard another way, such as through a proxy (host:port, or a
@@ -166,6 +172,7 @@ type Server struct {
 	tel     *telemetry
 	archive *archive.Writer // nil without Config.Archive
 	sampled archiveSampler  // used by the archive's sampler only
+	alerts  alerts
 
 	dash       *dashboard.Recorder // the task stream and progress, when the dashboard is served
 	dashHTTP   *metrics.Server
@@ -326,6 +333,7 @@ func New(cfg Config) (*Server, error) {
 			LogSize: cfg.LogSize, Steal: !cfg.NoStealing, Backlog: max(cfg.Backlog, 0),
 			NoWorkersTimeout: max(cfg.NoWorkersTimeout, 0)}),
 	}
+	s.alerts.m = alert.New(alertConfig(cfg))
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxSendMsgSize(cfg.MaxMessageBytes)}
 	if cfg.Credentials != nil {
 		opts = append(opts, grpc.Creds(cfg.Credentials))
@@ -500,6 +508,7 @@ func (s *Server) watchHeartbeats() {
 				s.flush()
 			}
 			s.mu.Unlock()
+			s.alert(now, &alert.Tick{})
 		}
 	}
 }
@@ -657,10 +666,12 @@ func (s *Server) publishTransitions(evs []scheduler.Event) {
 	s.hub.Publish(s.evbuf...)
 }
 
-// observe takes the server's events in for its metrics and its dashboard:
-// one subscriber for both, so that each event is queued once.
+// observe takes the server's events in for its metrics, its alerts and
+// its dashboard: one subscriber for all, so that each event is queued
+// once.
 func (s *Server) observe(evs []diagnostics.Event) {
 	s.metrics.countTransitions(evs)
+	s.alertEvents(evs)
 	if s.dash != nil {
 		s.dash.Record(evs)
 	}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/distributed/internal/pace"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
@@ -186,6 +187,7 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 			s.logger.Warn("worker lost", "worker", wc.addr, "reason", reason)
 		}
 		s.hub.Publish(diagnostics.Event{Kind: diagnostics.WorkerRemoved, Worker: wc.addr, Err: reason})
+		s.alert(time.Now(), &alert.WorkerGone{Worker: wc.addr})
 	}
 	s.mu.Unlock()
 	if st, ok := status.FromError(err); ok && st.Code() == codes.InvalidArgument {
@@ -288,6 +290,8 @@ func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 		return
 	}
 	t := time.Now()
+	var alerts []alert.Input
+	defer func() { s.alert(t, alerts...) }()
 	wc.lastSeen = t
 	if len(b.Logs) > 0 {
 		wc.logs = append(wc.logs, b.Logs...)
@@ -309,6 +313,9 @@ func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 		wc.memory = m
 		s.handle(&scheduler.WorkerMemory{Meta: scheduler.Meta{Time: t}, Worker: wc.addr, Managed: m.Managed,
 			Process: m.Process, Spilled: m.Spilled})
+	}
+	if b.Stats != nil {
+		alerts = append(alerts, alertReport(wc, b))
 	}
 	if b.Epoch != wc.epoch {
 		s.flush()
@@ -348,6 +355,9 @@ func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 			s.metrics.output.WithLabelValues(prefix).Add(float64(d.Size))
 		} else if d.Error.Find(wire.Error_MISSING_DATA) == nil && d.Error.Find(wire.Error_CANCELED) == nil {
 			s.metrics.finished.WithLabelValues(prefix, "erred").Inc()
+		}
+		if in := alertEnded(wc.addr, d); in != nil {
+			alerts = append(alerts, in)
 		}
 		if d.Error == nil {
 			ev = &scheduler.TaskFinished{Meta: scheduler.Meta{Time: t}, Key: graph.Key(d.Key), ID: d.Id,
@@ -587,6 +597,9 @@ func (s *Server) clientBatch(cc *clientConn, b *wire.ClientBatch) error {
 		}
 		s.handle(&scheduler.GraphSubmitted{Meta: scheduler.Meta{Time: time.Now(), Stimulus: c.id}, Client: c.id,
 			Graph: g, Keys: keys, Priority: int(sub.Priority)})
+		for _, sh := range alert.Shuffles(g, c.number) {
+			s.alert(time.Now(), sh)
+		}
 	}
 	for _, r := range b.Release {
 		c := cc.comps[r.Computation]
@@ -714,6 +727,9 @@ func encodeEvent(e *diagnostics.Event) *wire.Event {
 	}
 	if !e.Start.IsZero() {
 		w.StartUnixNano = e.Start.UnixNano()
+	}
+	if e.Alert != nil {
+		w.Alert = wire.EncodeAlert(e.Alert)
 	}
 	if len(e.Tasks) > 0 {
 		w.Tasks = make(map[string]int64, len(e.Tasks))

@@ -1128,6 +1128,7 @@ type WorkerStats struct {
 	Disks         []*DiskUsage           `protobuf:"bytes,6,rep,name=disks,proto3" json:"disks,omitempty"`
 	Tasks         map[string]int32       `protobuf:"bytes,7,rep,name=tasks,proto3" json:"tasks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // executing, ready, waiting, fetching, memory
 	Shuffles      []*ShuffleDisk         `protobuf:"bytes,8,rep,name=shuffles,proto3" json:"shuffles,omitempty"`
+	Running       []*AlertRunning        `protobuf:"bytes,400,rep,name=running,proto3" json:"running,omitempty"` // the tasks executing now, for the straggler alert
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1218,6 +1219,66 @@ func (x *WorkerStats) GetShuffles() []*ShuffleDisk {
 	return nil
 }
 
+func (x *WorkerStats) GetRunning() []*AlertRunning {
+	if x != nil {
+		return x.Running
+	}
+	return nil
+}
+
+// AlertRunning is a task a worker is executing, since when.
+type AlertRunning struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	StartUnixNano int64                  `protobuf:"varint,2,opt,name=start_unix_nano,json=startUnixNano,proto3" json:"start_unix_nano,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlertRunning) Reset() {
+	*x = AlertRunning{}
+	mi := &file_shoal_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlertRunning) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlertRunning) ProtoMessage() {}
+
+func (x *AlertRunning) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlertRunning.ProtoReflect.Descriptor instead.
+func (*AlertRunning) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *AlertRunning) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *AlertRunning) GetStartUnixNano() int64 {
+	if x != nil {
+		return x.StartUnixNano
+	}
+	return 0
+}
+
 type DiskUsage struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"` // "local" or "scratch"
@@ -1231,7 +1292,7 @@ type DiskUsage struct {
 
 func (x *DiskUsage) Reset() {
 	*x = DiskUsage{}
-	mi := &file_shoal_proto_msgTypes[13]
+	mi := &file_shoal_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1304,7 @@ func (x *DiskUsage) String() string {
 func (*DiskUsage) ProtoMessage() {}
 
 func (x *DiskUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[13]
+	mi := &file_shoal_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1317,7 @@ func (x *DiskUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiskUsage.ProtoReflect.Descriptor instead.
 func (*DiskUsage) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{13}
+	return file_shoal_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DiskUsage) GetName() string {
@@ -1306,7 +1367,7 @@ type ShuffleDisk struct {
 
 func (x *ShuffleDisk) Reset() {
 	*x = ShuffleDisk{}
-	mi := &file_shoal_proto_msgTypes[14]
+	mi := &file_shoal_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1379,7 @@ func (x *ShuffleDisk) String() string {
 func (*ShuffleDisk) ProtoMessage() {}
 
 func (x *ShuffleDisk) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[14]
+	mi := &file_shoal_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1392,7 @@ func (x *ShuffleDisk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShuffleDisk.ProtoReflect.Descriptor instead.
 func (*ShuffleDisk) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{14}
+	return file_shoal_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ShuffleDisk) GetId() string {
@@ -1356,13 +1417,16 @@ type TaskDone struct {
 	DurationNanos int64                  `protobuf:"varint,4,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
 	Size          int64                  `protobuf:"varint,5,opt,name=size,proto3" json:"size,omitempty"`  // bytes of the result, when error is unset
 	Error         *Error                 `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"` // set when the task failed
+	// Bytes the task read from files (a shuffle's shards, here or from a
+	// peer), for the skewed-partition alert.
+	ReadBytes     int64 `protobuf:"varint,400,opt,name=read_bytes,json=readBytes,proto3" json:"read_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskDone) Reset() {
 	*x = TaskDone{}
-	mi := &file_shoal_proto_msgTypes[15]
+	mi := &file_shoal_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1438,7 @@ func (x *TaskDone) String() string {
 func (*TaskDone) ProtoMessage() {}
 
 func (x *TaskDone) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[15]
+	mi := &file_shoal_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1451,7 @@ func (x *TaskDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDone.ProtoReflect.Descriptor instead.
 func (*TaskDone) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{15}
+	return file_shoal_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TaskDone) GetKey() string {
@@ -1432,6 +1496,13 @@ func (x *TaskDone) GetError() *Error {
 	return nil
 }
 
+func (x *TaskDone) GetReadBytes() int64 {
+	if x != nil {
+		return x.ReadBytes
+	}
+	return 0
+}
+
 type Memory struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Managed       int64                  `protobuf:"varint,1,opt,name=managed,proto3" json:"managed,omitempty"`
@@ -1443,7 +1514,7 @@ type Memory struct {
 
 func (x *Memory) Reset() {
 	*x = Memory{}
-	mi := &file_shoal_proto_msgTypes[16]
+	mi := &file_shoal_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1455,7 +1526,7 @@ func (x *Memory) String() string {
 func (*Memory) ProtoMessage() {}
 
 func (x *Memory) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[16]
+	mi := &file_shoal_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1468,7 +1539,7 @@ func (x *Memory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Memory.ProtoReflect.Descriptor instead.
 func (*Memory) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{16}
+	return file_shoal_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Memory) GetManaged() int64 {
@@ -1506,7 +1577,7 @@ type WorkerDown struct {
 
 func (x *WorkerDown) Reset() {
 	*x = WorkerDown{}
-	mi := &file_shoal_proto_msgTypes[17]
+	mi := &file_shoal_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1518,7 +1589,7 @@ func (x *WorkerDown) String() string {
 func (*WorkerDown) ProtoMessage() {}
 
 func (x *WorkerDown) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[17]
+	mi := &file_shoal_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1531,7 +1602,7 @@ func (x *WorkerDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerDown.ProtoReflect.Descriptor instead.
 func (*WorkerDown) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{17}
+	return file_shoal_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WorkerDown) GetMsg() isWorkerDown_Msg {
@@ -1601,7 +1672,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_shoal_proto_msgTypes[18]
+	mi := &file_shoal_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1613,7 +1684,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[18]
+	mi := &file_shoal_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1626,7 +1697,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{18}
+	return file_shoal_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Welcome) GetSchedulerId() string {
@@ -1669,7 +1740,7 @@ type WorkerInstructions struct {
 
 func (x *WorkerInstructions) Reset() {
 	*x = WorkerInstructions{}
-	mi := &file_shoal_proto_msgTypes[19]
+	mi := &file_shoal_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +1752,7 @@ func (x *WorkerInstructions) String() string {
 func (*WorkerInstructions) ProtoMessage() {}
 
 func (x *WorkerInstructions) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[19]
+	mi := &file_shoal_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +1765,7 @@ func (x *WorkerInstructions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInstructions.ProtoReflect.Descriptor instead.
 func (*WorkerInstructions) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{19}
+	return file_shoal_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WorkerInstructions) GetReset_() bool {
@@ -1747,7 +1818,7 @@ type Instruction struct {
 
 func (x *Instruction) Reset() {
 	*x = Instruction{}
-	mi := &file_shoal_proto_msgTypes[20]
+	mi := &file_shoal_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1759,7 +1830,7 @@ func (x *Instruction) String() string {
 func (*Instruction) ProtoMessage() {}
 
 func (x *Instruction) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[20]
+	mi := &file_shoal_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1772,7 +1843,7 @@ func (x *Instruction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Instruction.ProtoReflect.Descriptor instead.
 func (*Instruction) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{20}
+	return file_shoal_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Instruction) GetOp() isInstruction_Op {
@@ -1862,7 +1933,7 @@ type RunTask struct {
 
 func (x *RunTask) Reset() {
 	*x = RunTask{}
-	mi := &file_shoal_proto_msgTypes[21]
+	mi := &file_shoal_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +1945,7 @@ func (x *RunTask) String() string {
 func (*RunTask) ProtoMessage() {}
 
 func (x *RunTask) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[21]
+	mi := &file_shoal_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +1958,7 @@ func (x *RunTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunTask.ProtoReflect.Descriptor instead.
 func (*RunTask) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{21}
+	return file_shoal_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RunTask) GetId() int32 {
@@ -1957,7 +2028,7 @@ type FetchKey struct {
 
 func (x *FetchKey) Reset() {
 	*x = FetchKey{}
-	mi := &file_shoal_proto_msgTypes[22]
+	mi := &file_shoal_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1969,7 +2040,7 @@ func (x *FetchKey) String() string {
 func (*FetchKey) ProtoMessage() {}
 
 func (x *FetchKey) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[22]
+	mi := &file_shoal_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1982,7 +2053,7 @@ func (x *FetchKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchKey.ProtoReflect.Descriptor instead.
 func (*FetchKey) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{22}
+	return file_shoal_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *FetchKey) GetKey() string {
@@ -2015,7 +2086,7 @@ type ReleaseKey struct {
 
 func (x *ReleaseKey) Reset() {
 	*x = ReleaseKey{}
-	mi := &file_shoal_proto_msgTypes[23]
+	mi := &file_shoal_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2027,7 +2098,7 @@ func (x *ReleaseKey) String() string {
 func (*ReleaseKey) ProtoMessage() {}
 
 func (x *ReleaseKey) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[23]
+	mi := &file_shoal_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2040,7 +2111,7 @@ func (x *ReleaseKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseKey.ProtoReflect.Descriptor instead.
 func (*ReleaseKey) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{23}
+	return file_shoal_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReleaseKey) GetKey() string {
@@ -2062,7 +2133,7 @@ type CancelTask struct {
 
 func (x *CancelTask) Reset() {
 	*x = CancelTask{}
-	mi := &file_shoal_proto_msgTypes[24]
+	mi := &file_shoal_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2074,7 +2145,7 @@ func (x *CancelTask) String() string {
 func (*CancelTask) ProtoMessage() {}
 
 func (x *CancelTask) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[24]
+	mi := &file_shoal_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2087,7 +2158,7 @@ func (x *CancelTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTask.ProtoReflect.Descriptor instead.
 func (*CancelTask) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{24}
+	return file_shoal_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CancelTask) GetKey() string {
@@ -2117,7 +2188,7 @@ type ClientUp struct {
 
 func (x *ClientUp) Reset() {
 	*x = ClientUp{}
-	mi := &file_shoal_proto_msgTypes[25]
+	mi := &file_shoal_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2129,7 +2200,7 @@ func (x *ClientUp) String() string {
 func (*ClientUp) ProtoMessage() {}
 
 func (x *ClientUp) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[25]
+	mi := &file_shoal_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2142,7 +2213,7 @@ func (x *ClientUp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientUp.ProtoReflect.Descriptor instead.
 func (*ClientUp) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{25}
+	return file_shoal_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ClientUp) GetMsg() isClientUp_Msg {
@@ -2198,7 +2269,7 @@ type RegisterClient struct {
 
 func (x *RegisterClient) Reset() {
 	*x = RegisterClient{}
-	mi := &file_shoal_proto_msgTypes[26]
+	mi := &file_shoal_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2210,7 +2281,7 @@ func (x *RegisterClient) String() string {
 func (*RegisterClient) ProtoMessage() {}
 
 func (x *RegisterClient) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[26]
+	mi := &file_shoal_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2223,7 +2294,7 @@ func (x *RegisterClient) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterClient.ProtoReflect.Descriptor instead.
 func (*RegisterClient) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{26}
+	return file_shoal_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RegisterClient) GetName() string {
@@ -2258,7 +2329,7 @@ type ClientBatch struct {
 
 func (x *ClientBatch) Reset() {
 	*x = ClientBatch{}
-	mi := &file_shoal_proto_msgTypes[27]
+	mi := &file_shoal_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2341,7 @@ func (x *ClientBatch) String() string {
 func (*ClientBatch) ProtoMessage() {}
 
 func (x *ClientBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[27]
+	mi := &file_shoal_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2283,7 +2354,7 @@ func (x *ClientBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientBatch.ProtoReflect.Descriptor instead.
 func (*ClientBatch) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{27}
+	return file_shoal_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ClientBatch) GetSubmit() []*Submit {
@@ -2321,7 +2392,7 @@ type Submit struct {
 
 func (x *Submit) Reset() {
 	*x = Submit{}
-	mi := &file_shoal_proto_msgTypes[28]
+	mi := &file_shoal_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2404,7 @@ func (x *Submit) String() string {
 func (*Submit) ProtoMessage() {}
 
 func (x *Submit) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[28]
+	mi := &file_shoal_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2417,7 @@ func (x *Submit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Submit.ProtoReflect.Descriptor instead.
 func (*Submit) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{28}
+	return file_shoal_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Submit) GetComputation() string {
@@ -2388,7 +2459,7 @@ type Release struct {
 
 func (x *Release) Reset() {
 	*x = Release{}
-	mi := &file_shoal_proto_msgTypes[29]
+	mi := &file_shoal_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2400,7 +2471,7 @@ func (x *Release) String() string {
 func (*Release) ProtoMessage() {}
 
 func (x *Release) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[29]
+	mi := &file_shoal_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2413,7 +2484,7 @@ func (x *Release) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Release.ProtoReflect.Descriptor instead.
 func (*Release) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{29}
+	return file_shoal_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Release) GetComputation() string {
@@ -2442,7 +2513,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_shoal_proto_msgTypes[30]
+	mi := &file_shoal_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2454,7 +2525,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[30]
+	mi := &file_shoal_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2467,7 +2538,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{30}
+	return file_shoal_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Cancel) GetComputation() string {
@@ -2505,7 +2576,7 @@ type ClientDown struct {
 
 func (x *ClientDown) Reset() {
 	*x = ClientDown{}
-	mi := &file_shoal_proto_msgTypes[31]
+	mi := &file_shoal_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2517,7 +2588,7 @@ func (x *ClientDown) String() string {
 func (*ClientDown) ProtoMessage() {}
 
 func (x *ClientDown) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[31]
+	mi := &file_shoal_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2530,7 +2601,7 @@ func (x *ClientDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientDown.ProtoReflect.Descriptor instead.
 func (*ClientDown) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{31}
+	return file_shoal_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ClientDown) GetMsg() isClientDown_Msg {
@@ -2600,7 +2671,7 @@ type ClientReports struct {
 
 func (x *ClientReports) Reset() {
 	*x = ClientReports{}
-	mi := &file_shoal_proto_msgTypes[32]
+	mi := &file_shoal_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2612,7 +2683,7 @@ func (x *ClientReports) String() string {
 func (*ClientReports) ProtoMessage() {}
 
 func (x *ClientReports) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[32]
+	mi := &file_shoal_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2625,7 +2696,7 @@ func (x *ClientReports) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientReports.ProtoReflect.Descriptor instead.
 func (*ClientReports) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{32}
+	return file_shoal_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ClientReports) GetResults() []*KeyResult {
@@ -2662,7 +2733,7 @@ type KeyResult struct {
 
 func (x *KeyResult) Reset() {
 	*x = KeyResult{}
-	mi := &file_shoal_proto_msgTypes[33]
+	mi := &file_shoal_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +2745,7 @@ func (x *KeyResult) String() string {
 func (*KeyResult) ProtoMessage() {}
 
 func (x *KeyResult) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[33]
+	mi := &file_shoal_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +2758,7 @@ func (x *KeyResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyResult.ProtoReflect.Descriptor instead.
 func (*KeyResult) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{33}
+	return file_shoal_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *KeyResult) GetComputation() string {
@@ -2737,7 +2808,7 @@ type KeyError struct {
 
 func (x *KeyError) Reset() {
 	*x = KeyError{}
-	mi := &file_shoal_proto_msgTypes[34]
+	mi := &file_shoal_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2749,7 +2820,7 @@ func (x *KeyError) String() string {
 func (*KeyError) ProtoMessage() {}
 
 func (x *KeyError) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[34]
+	mi := &file_shoal_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2762,7 +2833,7 @@ func (x *KeyError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyError.ProtoReflect.Descriptor instead.
 func (*KeyError) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{34}
+	return file_shoal_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *KeyError) GetComputation() string {
@@ -2812,13 +2883,14 @@ type Event struct {
 	Tasks         map[string]int64       `protobuf:"bytes,14,rep,name=tasks,proto3" json:"tasks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	Op            string                 `protobuf:"bytes,15,opt,name=op,proto3" json:"op,omitempty"`
 	Metrics       []*FineMetric          `protobuf:"bytes,16,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	Alert         *AlertInfo             `protobuf:"bytes,400,opt,name=alert,proto3" json:"alert,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_shoal_proto_msgTypes[35]
+	mi := &file_shoal_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2830,7 +2902,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[35]
+	mi := &file_shoal_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2843,7 +2915,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{35}
+	return file_shoal_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Event) GetTimeUnixNano() int64 {
@@ -2958,6 +3030,198 @@ func (x *Event) GetMetrics() []*FineMetric {
 	return nil
 }
 
+func (x *Event) GetAlert() *AlertInfo {
+	if x != nil {
+		return x.Alert
+	}
+	return nil
+}
+
+// AlertInfo is an alert (diagnostics.Alert).
+type AlertInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Severity      string                 `protobuf:"bytes,2,opt,name=severity,proto3" json:"severity,omitempty"`
+	Worker        string                 `protobuf:"bytes,3,opt,name=worker,proto3" json:"worker,omitempty"`
+	Path          string                 `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
+	Key           string                 `protobuf:"bytes,5,opt,name=key,proto3" json:"key,omitempty"`
+	Shuffle       string                 `protobuf:"bytes,6,opt,name=shuffle,proto3" json:"shuffle,omitempty"`
+	Value         float64                `protobuf:"fixed64,7,opt,name=value,proto3" json:"value,omitempty"`
+	Threshold     float64                `protobuf:"fixed64,8,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	Message       string                 `protobuf:"bytes,9,opt,name=message,proto3" json:"message,omitempty"`
+	Action        string                 `protobuf:"bytes,10,opt,name=action,proto3" json:"action,omitempty"`
+	StartUnixNano int64                  `protobuf:"varint,11,opt,name=start_unix_nano,json=startUnixNano,proto3" json:"start_unix_nano,omitempty"`
+	EndUnixNano   int64                  `protobuf:"varint,12,opt,name=end_unix_nano,json=endUnixNano,proto3" json:"end_unix_nano,omitempty"` // 0 while it is raised
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlertInfo) Reset() {
+	*x = AlertInfo{}
+	mi := &file_shoal_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlertInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlertInfo) ProtoMessage() {}
+
+func (x *AlertInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlertInfo.ProtoReflect.Descriptor instead.
+func (*AlertInfo) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *AlertInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetSeverity() string {
+	if x != nil {
+		return x.Severity
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetShuffle() string {
+	if x != nil {
+		return x.Shuffle
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *AlertInfo) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *AlertInfo) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *AlertInfo) GetStartUnixNano() int64 {
+	if x != nil {
+		return x.StartUnixNano
+	}
+	return 0
+}
+
+func (x *AlertInfo) GetEndUnixNano() int64 {
+	if x != nil {
+		return x.EndUnixNano
+	}
+	return 0
+}
+
+type AlertsReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Active        []*AlertInfo           `protobuf:"bytes,1,rep,name=active,proto3" json:"active,omitempty"` // oldest first
+	Recent        []*AlertInfo           `protobuf:"bytes,2,rep,name=recent,proto3" json:"recent,omitempty"` // resolved, oldest first
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlertsReply) Reset() {
+	*x = AlertsReply{}
+	mi := &file_shoal_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlertsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlertsReply) ProtoMessage() {}
+
+func (x *AlertsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlertsReply.ProtoReflect.Descriptor instead.
+func (*AlertsReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *AlertsReply) GetActive() []*AlertInfo {
+	if x != nil {
+		return x.Active
+	}
+	return nil
+}
+
+func (x *AlertsReply) GetRecent() []*AlertInfo {
+	if x != nil {
+		return x.Recent
+	}
+	return nil
+}
+
 type InfoRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2966,7 +3230,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_shoal_proto_msgTypes[36]
+	mi := &file_shoal_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2978,7 +3242,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[36]
+	mi := &file_shoal_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2991,7 +3255,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{36}
+	return file_shoal_proto_rawDescGZIP(), []int{39}
 }
 
 type WorkerInfo struct {
@@ -3015,7 +3279,7 @@ type WorkerInfo struct {
 
 func (x *WorkerInfo) Reset() {
 	*x = WorkerInfo{}
-	mi := &file_shoal_proto_msgTypes[37]
+	mi := &file_shoal_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3027,7 +3291,7 @@ func (x *WorkerInfo) String() string {
 func (*WorkerInfo) ProtoMessage() {}
 
 func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[37]
+	mi := &file_shoal_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3040,7 +3304,7 @@ func (x *WorkerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerInfo.ProtoReflect.Descriptor instead.
 func (*WorkerInfo) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{37}
+	return file_shoal_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WorkerInfo) GetAddress() string {
@@ -3149,7 +3413,7 @@ type ClusterInfo struct {
 
 func (x *ClusterInfo) Reset() {
 	*x = ClusterInfo{}
-	mi := &file_shoal_proto_msgTypes[38]
+	mi := &file_shoal_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3161,7 +3425,7 @@ func (x *ClusterInfo) String() string {
 func (*ClusterInfo) ProtoMessage() {}
 
 func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[38]
+	mi := &file_shoal_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3174,7 +3438,7 @@ func (x *ClusterInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterInfo.ProtoReflect.Descriptor instead.
 func (*ClusterInfo) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{38}
+	return file_shoal_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ClusterInfo) GetSchedulerId() string {
@@ -3239,7 +3503,7 @@ type GetValues struct {
 
 func (x *GetValues) Reset() {
 	*x = GetValues{}
-	mi := &file_shoal_proto_msgTypes[39]
+	mi := &file_shoal_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3251,7 +3515,7 @@ func (x *GetValues) String() string {
 func (*GetValues) ProtoMessage() {}
 
 func (x *GetValues) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[39]
+	mi := &file_shoal_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3264,7 +3528,7 @@ func (x *GetValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetValues.ProtoReflect.Descriptor instead.
 func (*GetValues) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{39}
+	return file_shoal_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetValues) GetKeys() []string {
@@ -3288,7 +3552,7 @@ type Value struct {
 
 func (x *Value) Reset() {
 	*x = Value{}
-	mi := &file_shoal_proto_msgTypes[40]
+	mi := &file_shoal_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3300,7 +3564,7 @@ func (x *Value) String() string {
 func (*Value) ProtoMessage() {}
 
 func (x *Value) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[40]
+	mi := &file_shoal_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3313,7 +3577,7 @@ func (x *Value) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Value.ProtoReflect.Descriptor instead.
 func (*Value) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{40}
+	return file_shoal_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Value) GetKey() string {
@@ -3352,7 +3616,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_shoal_proto_msgTypes[41]
+	mi := &file_shoal_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3364,7 +3628,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[41]
+	mi := &file_shoal_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3377,7 +3641,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{41}
+	return file_shoal_proto_rawDescGZIP(), []int{44}
 }
 
 type WorkerExit struct {
@@ -3395,7 +3659,7 @@ type WorkerExit struct {
 
 func (x *WorkerExit) Reset() {
 	*x = WorkerExit{}
-	mi := &file_shoal_proto_msgTypes[42]
+	mi := &file_shoal_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3407,7 +3671,7 @@ func (x *WorkerExit) String() string {
 func (*WorkerExit) ProtoMessage() {}
 
 func (x *WorkerExit) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[42]
+	mi := &file_shoal_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3420,7 +3684,7 @@ func (x *WorkerExit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerExit.ProtoReflect.Descriptor instead.
 func (*WorkerExit) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{42}
+	return file_shoal_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *WorkerExit) GetAddress() string {
@@ -3462,7 +3726,7 @@ type LogsRequest struct {
 
 func (x *LogsRequest) Reset() {
 	*x = LogsRequest{}
-	mi := &file_shoal_proto_msgTypes[43]
+	mi := &file_shoal_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3474,7 +3738,7 @@ func (x *LogsRequest) String() string {
 func (*LogsRequest) ProtoMessage() {}
 
 func (x *LogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[43]
+	mi := &file_shoal_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3487,7 +3751,7 @@ func (x *LogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsRequest.ProtoReflect.Descriptor instead.
 func (*LogsRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{43}
+	return file_shoal_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *LogsRequest) GetN() int32 {
@@ -3521,7 +3785,7 @@ type LogList struct {
 
 func (x *LogList) Reset() {
 	*x = LogList{}
-	mi := &file_shoal_proto_msgTypes[44]
+	mi := &file_shoal_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3533,7 +3797,7 @@ func (x *LogList) String() string {
 func (*LogList) ProtoMessage() {}
 
 func (x *LogList) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[44]
+	mi := &file_shoal_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3546,7 +3810,7 @@ func (x *LogList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogList.ProtoReflect.Descriptor instead.
 func (*LogList) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{44}
+	return file_shoal_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *LogList) GetRecords() []*LogRecord {
@@ -3573,7 +3837,7 @@ type LogsReply struct {
 
 func (x *LogsReply) Reset() {
 	*x = LogsReply{}
-	mi := &file_shoal_proto_msgTypes[45]
+	mi := &file_shoal_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3585,7 +3849,7 @@ func (x *LogsReply) String() string {
 func (*LogsReply) ProtoMessage() {}
 
 func (x *LogsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[45]
+	mi := &file_shoal_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3598,7 +3862,7 @@ func (x *LogsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogsReply.ProtoReflect.Descriptor instead.
 func (*LogsReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{45}
+	return file_shoal_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *LogsReply) GetScheduler() []*LogRecord {
@@ -3627,7 +3891,7 @@ type TopicEvent struct {
 
 func (x *TopicEvent) Reset() {
 	*x = TopicEvent{}
-	mi := &file_shoal_proto_msgTypes[46]
+	mi := &file_shoal_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3639,7 +3903,7 @@ func (x *TopicEvent) String() string {
 func (*TopicEvent) ProtoMessage() {}
 
 func (x *TopicEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[46]
+	mi := &file_shoal_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3652,7 +3916,7 @@ func (x *TopicEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopicEvent.ProtoReflect.Descriptor instead.
 func (*TopicEvent) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{46}
+	return file_shoal_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TopicEvent) GetTopic() string {
@@ -3692,7 +3956,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_shoal_proto_msgTypes[47]
+	mi := &file_shoal_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3704,7 +3968,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[47]
+	mi := &file_shoal_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3717,7 +3981,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{47}
+	return file_shoal_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *EventsRequest) GetTopic() string {
@@ -3736,7 +4000,7 @@ type EventsReply struct {
 
 func (x *EventsReply) Reset() {
 	*x = EventsReply{}
-	mi := &file_shoal_proto_msgTypes[48]
+	mi := &file_shoal_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3748,7 +4012,7 @@ func (x *EventsReply) String() string {
 func (*EventsReply) ProtoMessage() {}
 
 func (x *EventsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[48]
+	mi := &file_shoal_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3761,7 +4025,7 @@ func (x *EventsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsReply.ProtoReflect.Descriptor instead.
 func (*EventsReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{48}
+	return file_shoal_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *EventsReply) GetEvents() []*TopicEvent {
@@ -3784,7 +4048,7 @@ type PublishRequest struct {
 
 func (x *PublishRequest) Reset() {
 	*x = PublishRequest{}
-	mi := &file_shoal_proto_msgTypes[49]
+	mi := &file_shoal_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3796,7 +4060,7 @@ func (x *PublishRequest) String() string {
 func (*PublishRequest) ProtoMessage() {}
 
 func (x *PublishRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[49]
+	mi := &file_shoal_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3809,7 +4073,7 @@ func (x *PublishRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishRequest.ProtoReflect.Descriptor instead.
 func (*PublishRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{49}
+	return file_shoal_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *PublishRequest) GetName() string {
@@ -3849,7 +4113,7 @@ type DatasetRequest struct {
 
 func (x *DatasetRequest) Reset() {
 	*x = DatasetRequest{}
-	mi := &file_shoal_proto_msgTypes[50]
+	mi := &file_shoal_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3861,7 +4125,7 @@ func (x *DatasetRequest) String() string {
 func (*DatasetRequest) ProtoMessage() {}
 
 func (x *DatasetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[50]
+	mi := &file_shoal_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3874,7 +4138,7 @@ func (x *DatasetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatasetRequest.ProtoReflect.Descriptor instead.
 func (*DatasetRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{50}
+	return file_shoal_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DatasetRequest) GetName() string {
@@ -3895,7 +4159,7 @@ type Dataset struct {
 
 func (x *Dataset) Reset() {
 	*x = Dataset{}
-	mi := &file_shoal_proto_msgTypes[51]
+	mi := &file_shoal_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3907,7 +4171,7 @@ func (x *Dataset) String() string {
 func (*Dataset) ProtoMessage() {}
 
 func (x *Dataset) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[51]
+	mi := &file_shoal_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3920,7 +4184,7 @@ func (x *Dataset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dataset.ProtoReflect.Descriptor instead.
 func (*Dataset) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{51}
+	return file_shoal_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *Dataset) GetName() string {
@@ -3953,7 +4217,7 @@ type DatasetList struct {
 
 func (x *DatasetList) Reset() {
 	*x = DatasetList{}
-	mi := &file_shoal_proto_msgTypes[52]
+	mi := &file_shoal_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3965,7 +4229,7 @@ func (x *DatasetList) String() string {
 func (*DatasetList) ProtoMessage() {}
 
 func (x *DatasetList) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[52]
+	mi := &file_shoal_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3978,7 +4242,7 @@ func (x *DatasetList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatasetList.ProtoReflect.Descriptor instead.
 func (*DatasetList) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{52}
+	return file_shoal_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *DatasetList) GetNames() []string {
@@ -3998,7 +4262,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_shoal_proto_msgTypes[53]
+	mi := &file_shoal_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4010,7 +4274,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[53]
+	mi := &file_shoal_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4023,7 +4287,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{53}
+	return file_shoal_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RunRequest) GetGraph() []byte {
@@ -4050,7 +4314,7 @@ type RunReply struct {
 
 func (x *RunReply) Reset() {
 	*x = RunReply{}
-	mi := &file_shoal_proto_msgTypes[54]
+	mi := &file_shoal_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4062,7 +4326,7 @@ func (x *RunReply) String() string {
 func (*RunReply) ProtoMessage() {}
 
 func (x *RunReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[54]
+	mi := &file_shoal_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4075,7 +4339,7 @@ func (x *RunReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunReply.ProtoReflect.Descriptor instead.
 func (*RunReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{54}
+	return file_shoal_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RunReply) GetValue() []byte {
@@ -4102,7 +4366,7 @@ type PluginRequest struct {
 
 func (x *PluginRequest) Reset() {
 	*x = PluginRequest{}
-	mi := &file_shoal_proto_msgTypes[55]
+	mi := &file_shoal_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4114,7 +4378,7 @@ func (x *PluginRequest) String() string {
 func (*PluginRequest) ProtoMessage() {}
 
 func (x *PluginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[55]
+	mi := &file_shoal_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4127,7 +4391,7 @@ func (x *PluginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginRequest.ProtoReflect.Descriptor instead.
 func (*PluginRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{55}
+	return file_shoal_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *PluginRequest) GetName() string {
@@ -4154,7 +4418,7 @@ type PluginStatus struct {
 
 func (x *PluginStatus) Reset() {
 	*x = PluginStatus{}
-	mi := &file_shoal_proto_msgTypes[56]
+	mi := &file_shoal_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4166,7 +4430,7 @@ func (x *PluginStatus) String() string {
 func (*PluginStatus) ProtoMessage() {}
 
 func (x *PluginStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[56]
+	mi := &file_shoal_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4179,7 +4443,7 @@ func (x *PluginStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginStatus.ProtoReflect.Descriptor instead.
 func (*PluginStatus) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{56}
+	return file_shoal_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *PluginStatus) GetWorker() string {
@@ -4205,7 +4469,7 @@ type PluginReply struct {
 
 func (x *PluginReply) Reset() {
 	*x = PluginReply{}
-	mi := &file_shoal_proto_msgTypes[57]
+	mi := &file_shoal_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4217,7 +4481,7 @@ func (x *PluginReply) String() string {
 func (*PluginReply) ProtoMessage() {}
 
 func (x *PluginReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[57]
+	mi := &file_shoal_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4230,7 +4494,7 @@ func (x *PluginReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginReply.ProtoReflect.Descriptor instead.
 func (*PluginReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{57}
+	return file_shoal_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *PluginReply) GetStatuses() []*PluginStatus {
@@ -4252,7 +4516,7 @@ type ProfileRequest struct {
 
 func (x *ProfileRequest) Reset() {
 	*x = ProfileRequest{}
-	mi := &file_shoal_proto_msgTypes[58]
+	mi := &file_shoal_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4264,7 +4528,7 @@ func (x *ProfileRequest) String() string {
 func (*ProfileRequest) ProtoMessage() {}
 
 func (x *ProfileRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[58]
+	mi := &file_shoal_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4277,7 +4541,7 @@ func (x *ProfileRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileRequest.ProtoReflect.Descriptor instead.
 func (*ProfileRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{58}
+	return file_shoal_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ProfileRequest) GetStartUnixNano() int64 {
@@ -4317,7 +4581,7 @@ type ProfileReply struct {
 
 func (x *ProfileReply) Reset() {
 	*x = ProfileReply{}
-	mi := &file_shoal_proto_msgTypes[59]
+	mi := &file_shoal_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4329,7 +4593,7 @@ func (x *ProfileReply) String() string {
 func (*ProfileReply) ProtoMessage() {}
 
 func (x *ProfileReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[59]
+	mi := &file_shoal_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4342,7 +4606,7 @@ func (x *ProfileReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileReply.ProtoReflect.Descriptor instead.
 func (*ProfileReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{59}
+	return file_shoal_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ProfileReply) GetProfile() []byte {
@@ -4361,7 +4625,7 @@ type FineMetricsReply struct {
 
 func (x *FineMetricsReply) Reset() {
 	*x = FineMetricsReply{}
-	mi := &file_shoal_proto_msgTypes[60]
+	mi := &file_shoal_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4373,7 +4637,7 @@ func (x *FineMetricsReply) String() string {
 func (*FineMetricsReply) ProtoMessage() {}
 
 func (x *FineMetricsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[60]
+	mi := &file_shoal_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4386,7 +4650,7 @@ func (x *FineMetricsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FineMetricsReply.ProtoReflect.Descriptor instead.
 func (*FineMetricsReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{60}
+	return file_shoal_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *FineMetricsReply) GetMetrics() []*FineMetric {
@@ -4405,7 +4669,7 @@ type EnvironRequest struct {
 
 func (x *EnvironRequest) Reset() {
 	*x = EnvironRequest{}
-	mi := &file_shoal_proto_msgTypes[61]
+	mi := &file_shoal_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4417,7 +4681,7 @@ func (x *EnvironRequest) String() string {
 func (*EnvironRequest) ProtoMessage() {}
 
 func (x *EnvironRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[61]
+	mi := &file_shoal_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4430,7 +4694,7 @@ func (x *EnvironRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironRequest.ProtoReflect.Descriptor instead.
 func (*EnvironRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{61}
+	return file_shoal_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *EnvironRequest) GetVars() map[string]string {
@@ -4450,7 +4714,7 @@ type EnvironReply struct {
 
 func (x *EnvironReply) Reset() {
 	*x = EnvironReply{}
-	mi := &file_shoal_proto_msgTypes[62]
+	mi := &file_shoal_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4462,7 +4726,7 @@ func (x *EnvironReply) String() string {
 func (*EnvironReply) ProtoMessage() {}
 
 func (x *EnvironReply) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_proto_msgTypes[62]
+	mi := &file_shoal_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4475,7 +4739,7 @@ func (x *EnvironReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironReply.ProtoReflect.Descriptor instead.
 func (*EnvironReply) Descriptor() ([]byte, []int) {
-	return file_shoal_proto_rawDescGZIP(), []int{62}
+	return file_shoal_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *EnvironReply) GetRestarted() bool {
@@ -4608,7 +4872,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\x03out\x18\x03 \x01(\bR\x03out\x12\x14\n" +
 	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\x12\x18\n" +
 	"\aseconds\x18\x05 \x01(\x01R\aseconds\x12\x14\n" +
-	"\x05count\x18\x06 \x01(\x03R\x05count\"\xf6\x02\n" +
+	"\x05count\x18\x06 \x01(\x03R\x05count\"\xb5\x03\n" +
 	"\vWorkerStats\x12\x1f\n" +
 	"\vcpu_seconds\x18\x01 \x01(\x01R\n" +
 	"cpuSeconds\x12\x10\n" +
@@ -4618,11 +4882,15 @@ const file_shoal_proto_rawDesc = "" +
 	"\anet_out\x18\x05 \x01(\x03R\x06netOut\x125\n" +
 	"\x05disks\x18\x06 \x03(\v2\x1f.shoal.distributed.v1.DiskUsageR\x05disks\x12B\n" +
 	"\x05tasks\x18\a \x03(\v2,.shoal.distributed.v1.WorkerStats.TasksEntryR\x05tasks\x12=\n" +
-	"\bshuffles\x18\b \x03(\v2!.shoal.distributed.v1.ShuffleDiskR\bshuffles\x1a8\n" +
+	"\bshuffles\x18\b \x03(\v2!.shoal.distributed.v1.ShuffleDiskR\bshuffles\x12=\n" +
+	"\arunning\x18\x90\x03 \x03(\v2\".shoal.distributed.v1.AlertRunningR\arunning\x1a8\n" +
 	"\n" +
 	"TasksEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"o\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"H\n" +
+	"\fAlertRunning\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12&\n" +
+	"\x0fstart_unix_nano\x18\x02 \x01(\x03R\rstartUnixNano\"o\n" +
 	"\tDiskUsage\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x12\n" +
@@ -4631,14 +4899,16 @@ const file_shoal_proto_rawDesc = "" +
 	"\x04size\x18\x05 \x01(\x03R\x04size\"3\n" +
 	"\vShuffleDisk\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"\xc2\x01\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"\xe2\x01\n" +
 	"\bTaskDone\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x05R\x02id\x12&\n" +
 	"\x0fstart_unix_nano\x18\x03 \x01(\x03R\rstartUnixNano\x12%\n" +
 	"\x0eduration_nanos\x18\x04 \x01(\x03R\rdurationNanos\x12\x12\n" +
 	"\x04size\x18\x05 \x01(\x03R\x04size\x121\n" +
-	"\x05error\x18\x06 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"V\n" +
+	"\x05error\x18\x06 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\x12\x1e\n" +
+	"\n" +
+	"read_bytes\x18\x90\x03 \x01(\x03R\treadBytes\"V\n" +
 	"\x06Memory\x12\x18\n" +
 	"\amanaged\x18\x01 \x01(\x03R\amanaged\x12\x18\n" +
 	"\aprocess\x18\x02 \x01(\x03R\aprocess\x12\x18\n" +
@@ -4732,7 +5002,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x14\n" +
 	"\x05index\x18\x03 \x01(\x05R\x05index\x121\n" +
-	"\x05error\x18\x04 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"\x94\x04\n" +
+	"\x05error\x18\x04 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"\xcc\x04\n" +
 	"\x05Event\x12$\n" +
 	"\x0etime_unix_nano\x18\x01 \x01(\x03R\ftimeUnixNano\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\x05R\x04kind\x12\x18\n" +
@@ -4750,11 +5020,29 @@ const file_shoal_proto_rawDesc = "" +
 	"\bstimulus\x18\r \x01(\tR\bstimulus\x12<\n" +
 	"\x05tasks\x18\x0e \x03(\v2&.shoal.distributed.v1.Event.TasksEntryR\x05tasks\x12\x0e\n" +
 	"\x02op\x18\x0f \x01(\tR\x02op\x12:\n" +
-	"\ametrics\x18\x10 \x03(\v2 .shoal.distributed.v1.FineMetricR\ametrics\x1a8\n" +
+	"\ametrics\x18\x10 \x03(\v2 .shoal.distributed.v1.FineMetricR\ametrics\x126\n" +
+	"\x05alert\x18\x90\x03 \x01(\v2\x1f.shoal.distributed.v1.AlertInfoR\x05alert\x1a8\n" +
 	"\n" +
 	"TasksEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\r\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xc5\x02\n" +
+	"\tAlertInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\bseverity\x18\x02 \x01(\tR\bseverity\x12\x16\n" +
+	"\x06worker\x18\x03 \x01(\tR\x06worker\x12\x12\n" +
+	"\x04path\x18\x04 \x01(\tR\x04path\x12\x10\n" +
+	"\x03key\x18\x05 \x01(\tR\x03key\x12\x18\n" +
+	"\ashuffle\x18\x06 \x01(\tR\ashuffle\x12\x14\n" +
+	"\x05value\x18\a \x01(\x01R\x05value\x12\x1c\n" +
+	"\tthreshold\x18\b \x01(\x01R\tthreshold\x12\x18\n" +
+	"\amessage\x18\t \x01(\tR\amessage\x12\x16\n" +
+	"\x06action\x18\n" +
+	" \x01(\tR\x06action\x12&\n" +
+	"\x0fstart_unix_nano\x18\v \x01(\x03R\rstartUnixNano\x12\"\n" +
+	"\rend_unix_nano\x18\f \x01(\x03R\vendUnixNano\"\x7f\n" +
+	"\vAlertsReply\x127\n" +
+	"\x06active\x18\x01 \x03(\v2\x1f.shoal.distributed.v1.AlertInfoR\x06active\x127\n" +
+	"\x06recent\x18\x02 \x03(\v2\x1f.shoal.distributed.v1.AlertInfoR\x06recent\"\r\n" +
 	"\vInfoRequest\"\xfd\x03\n" +
 	"\n" +
 	"WorkerInfo\x12\x18\n" +
@@ -4871,7 +5159,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\">\n" +
 	"\fEnvironReply\x12\x1c\n" +
 	"\trestarted\x18\x01 \x01(\bR\trestarted\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid2\xa1\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid2\xf1\n" +
 	"\n" +
 	"\tScheduler\x12T\n" +
 	"\fWorkerStream\x12\x1e.shoal.distributed.v1.WorkerUp\x1a .shoal.distributed.v1.WorkerDown(\x010\x01\x12T\n" +
@@ -4890,7 +5178,8 @@ const file_shoal_proto_rawDesc = "" +
 	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12^\n" +
 	"\x14RegisterWorkerPlugin\x12#.shoal.distributed.v1.PluginRequest\x1a!.shoal.distributed.v1.PluginReply\x12S\n" +
 	"\aProfile\x12$.shoal.distributed.v1.ProfileRequest\x1a\".shoal.distributed.v1.ProfileReply\x12X\n" +
-	"\vFineMetrics\x12!.shoal.distributed.v1.InfoRequest\x1a&.shoal.distributed.v1.FineMetricsReply2\xc4\x02\n" +
+	"\vFineMetrics\x12!.shoal.distributed.v1.InfoRequest\x1a&.shoal.distributed.v1.FineMetricsReply\x12N\n" +
+	"\x06Alerts\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.AlertsReply2\xc4\x02\n" +
 	"\x06Worker\x12K\n" +
 	"\x04Info\x12!.shoal.distributed.v1.InfoRequest\x1a .shoal.distributed.v1.WorkerInfo\x12G\n" +
 	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12Q\n" +
@@ -4912,7 +5201,7 @@ func file_shoal_proto_rawDescGZIP() []byte {
 }
 
 var file_shoal_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
 var file_shoal_proto_goTypes = []any{
 	(Error_Kind)(0),            // 0: shoal.distributed.v1.Error.Kind
 	(*Registry)(nil),           // 1: shoal.distributed.v1.Registry
@@ -4928,79 +5217,82 @@ var file_shoal_proto_goTypes = []any{
 	(*ProfileWindow)(nil),      // 11: shoal.distributed.v1.ProfileWindow
 	(*TransferStat)(nil),       // 12: shoal.distributed.v1.TransferStat
 	(*WorkerStats)(nil),        // 13: shoal.distributed.v1.WorkerStats
-	(*DiskUsage)(nil),          // 14: shoal.distributed.v1.DiskUsage
-	(*ShuffleDisk)(nil),        // 15: shoal.distributed.v1.ShuffleDisk
-	(*TaskDone)(nil),           // 16: shoal.distributed.v1.TaskDone
-	(*Memory)(nil),             // 17: shoal.distributed.v1.Memory
-	(*WorkerDown)(nil),         // 18: shoal.distributed.v1.WorkerDown
-	(*Welcome)(nil),            // 19: shoal.distributed.v1.Welcome
-	(*WorkerInstructions)(nil), // 20: shoal.distributed.v1.WorkerInstructions
-	(*Instruction)(nil),        // 21: shoal.distributed.v1.Instruction
-	(*RunTask)(nil),            // 22: shoal.distributed.v1.RunTask
-	(*FetchKey)(nil),           // 23: shoal.distributed.v1.FetchKey
-	(*ReleaseKey)(nil),         // 24: shoal.distributed.v1.ReleaseKey
-	(*CancelTask)(nil),         // 25: shoal.distributed.v1.CancelTask
-	(*ClientUp)(nil),           // 26: shoal.distributed.v1.ClientUp
-	(*RegisterClient)(nil),     // 27: shoal.distributed.v1.RegisterClient
-	(*ClientBatch)(nil),        // 28: shoal.distributed.v1.ClientBatch
-	(*Submit)(nil),             // 29: shoal.distributed.v1.Submit
-	(*Release)(nil),            // 30: shoal.distributed.v1.Release
-	(*Cancel)(nil),             // 31: shoal.distributed.v1.Cancel
-	(*ClientDown)(nil),         // 32: shoal.distributed.v1.ClientDown
-	(*ClientReports)(nil),      // 33: shoal.distributed.v1.ClientReports
-	(*KeyResult)(nil),          // 34: shoal.distributed.v1.KeyResult
-	(*KeyError)(nil),           // 35: shoal.distributed.v1.KeyError
-	(*Event)(nil),              // 36: shoal.distributed.v1.Event
-	(*InfoRequest)(nil),        // 37: shoal.distributed.v1.InfoRequest
-	(*WorkerInfo)(nil),         // 38: shoal.distributed.v1.WorkerInfo
-	(*ClusterInfo)(nil),        // 39: shoal.distributed.v1.ClusterInfo
-	(*GetValues)(nil),          // 40: shoal.distributed.v1.GetValues
-	(*Value)(nil),              // 41: shoal.distributed.v1.Value
-	(*Ack)(nil),                // 42: shoal.distributed.v1.Ack
-	(*WorkerExit)(nil),         // 43: shoal.distributed.v1.WorkerExit
-	(*LogsRequest)(nil),        // 44: shoal.distributed.v1.LogsRequest
-	(*LogList)(nil),            // 45: shoal.distributed.v1.LogList
-	(*LogsReply)(nil),          // 46: shoal.distributed.v1.LogsReply
-	(*TopicEvent)(nil),         // 47: shoal.distributed.v1.TopicEvent
-	(*EventsRequest)(nil),      // 48: shoal.distributed.v1.EventsRequest
-	(*EventsReply)(nil),        // 49: shoal.distributed.v1.EventsReply
-	(*PublishRequest)(nil),     // 50: shoal.distributed.v1.PublishRequest
-	(*DatasetRequest)(nil),     // 51: shoal.distributed.v1.DatasetRequest
-	(*Dataset)(nil),            // 52: shoal.distributed.v1.Dataset
-	(*DatasetList)(nil),        // 53: shoal.distributed.v1.DatasetList
-	(*RunRequest)(nil),         // 54: shoal.distributed.v1.RunRequest
-	(*RunReply)(nil),           // 55: shoal.distributed.v1.RunReply
-	(*PluginRequest)(nil),      // 56: shoal.distributed.v1.PluginRequest
-	(*PluginStatus)(nil),       // 57: shoal.distributed.v1.PluginStatus
-	(*PluginReply)(nil),        // 58: shoal.distributed.v1.PluginReply
-	(*ProfileRequest)(nil),     // 59: shoal.distributed.v1.ProfileRequest
-	(*ProfileReply)(nil),       // 60: shoal.distributed.v1.ProfileReply
-	(*FineMetricsReply)(nil),   // 61: shoal.distributed.v1.FineMetricsReply
-	(*EnvironRequest)(nil),     // 62: shoal.distributed.v1.EnvironRequest
-	(*EnvironReply)(nil),       // 63: shoal.distributed.v1.EnvironReply
-	nil,                        // 64: shoal.distributed.v1.Registry.SignaturesEntry
-	nil,                        // 65: shoal.distributed.v1.LogRecord.AttrsEntry
-	nil,                        // 66: shoal.distributed.v1.RegisterWorker.ResourcesEntry
-	nil,                        // 67: shoal.distributed.v1.WorkerStats.TasksEntry
-	nil,                        // 68: shoal.distributed.v1.RunTask.ResourcesEntry
-	nil,                        // 69: shoal.distributed.v1.Event.TasksEntry
-	nil,                        // 70: shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	nil,                        // 71: shoal.distributed.v1.ClusterInfo.TasksEntry
-	nil,                        // 72: shoal.distributed.v1.LogsReply.WorkersEntry
-	nil,                        // 73: shoal.distributed.v1.EnvironRequest.VarsEntry
+	(*AlertRunning)(nil),       // 14: shoal.distributed.v1.AlertRunning
+	(*DiskUsage)(nil),          // 15: shoal.distributed.v1.DiskUsage
+	(*ShuffleDisk)(nil),        // 16: shoal.distributed.v1.ShuffleDisk
+	(*TaskDone)(nil),           // 17: shoal.distributed.v1.TaskDone
+	(*Memory)(nil),             // 18: shoal.distributed.v1.Memory
+	(*WorkerDown)(nil),         // 19: shoal.distributed.v1.WorkerDown
+	(*Welcome)(nil),            // 20: shoal.distributed.v1.Welcome
+	(*WorkerInstructions)(nil), // 21: shoal.distributed.v1.WorkerInstructions
+	(*Instruction)(nil),        // 22: shoal.distributed.v1.Instruction
+	(*RunTask)(nil),            // 23: shoal.distributed.v1.RunTask
+	(*FetchKey)(nil),           // 24: shoal.distributed.v1.FetchKey
+	(*ReleaseKey)(nil),         // 25: shoal.distributed.v1.ReleaseKey
+	(*CancelTask)(nil),         // 26: shoal.distributed.v1.CancelTask
+	(*ClientUp)(nil),           // 27: shoal.distributed.v1.ClientUp
+	(*RegisterClient)(nil),     // 28: shoal.distributed.v1.RegisterClient
+	(*ClientBatch)(nil),        // 29: shoal.distributed.v1.ClientBatch
+	(*Submit)(nil),             // 30: shoal.distributed.v1.Submit
+	(*Release)(nil),            // 31: shoal.distributed.v1.Release
+	(*Cancel)(nil),             // 32: shoal.distributed.v1.Cancel
+	(*ClientDown)(nil),         // 33: shoal.distributed.v1.ClientDown
+	(*ClientReports)(nil),      // 34: shoal.distributed.v1.ClientReports
+	(*KeyResult)(nil),          // 35: shoal.distributed.v1.KeyResult
+	(*KeyError)(nil),           // 36: shoal.distributed.v1.KeyError
+	(*Event)(nil),              // 37: shoal.distributed.v1.Event
+	(*AlertInfo)(nil),          // 38: shoal.distributed.v1.AlertInfo
+	(*AlertsReply)(nil),        // 39: shoal.distributed.v1.AlertsReply
+	(*InfoRequest)(nil),        // 40: shoal.distributed.v1.InfoRequest
+	(*WorkerInfo)(nil),         // 41: shoal.distributed.v1.WorkerInfo
+	(*ClusterInfo)(nil),        // 42: shoal.distributed.v1.ClusterInfo
+	(*GetValues)(nil),          // 43: shoal.distributed.v1.GetValues
+	(*Value)(nil),              // 44: shoal.distributed.v1.Value
+	(*Ack)(nil),                // 45: shoal.distributed.v1.Ack
+	(*WorkerExit)(nil),         // 46: shoal.distributed.v1.WorkerExit
+	(*LogsRequest)(nil),        // 47: shoal.distributed.v1.LogsRequest
+	(*LogList)(nil),            // 48: shoal.distributed.v1.LogList
+	(*LogsReply)(nil),          // 49: shoal.distributed.v1.LogsReply
+	(*TopicEvent)(nil),         // 50: shoal.distributed.v1.TopicEvent
+	(*EventsRequest)(nil),      // 51: shoal.distributed.v1.EventsRequest
+	(*EventsReply)(nil),        // 52: shoal.distributed.v1.EventsReply
+	(*PublishRequest)(nil),     // 53: shoal.distributed.v1.PublishRequest
+	(*DatasetRequest)(nil),     // 54: shoal.distributed.v1.DatasetRequest
+	(*Dataset)(nil),            // 55: shoal.distributed.v1.Dataset
+	(*DatasetList)(nil),        // 56: shoal.distributed.v1.DatasetList
+	(*RunRequest)(nil),         // 57: shoal.distributed.v1.RunRequest
+	(*RunReply)(nil),           // 58: shoal.distributed.v1.RunReply
+	(*PluginRequest)(nil),      // 59: shoal.distributed.v1.PluginRequest
+	(*PluginStatus)(nil),       // 60: shoal.distributed.v1.PluginStatus
+	(*PluginReply)(nil),        // 61: shoal.distributed.v1.PluginReply
+	(*ProfileRequest)(nil),     // 62: shoal.distributed.v1.ProfileRequest
+	(*ProfileReply)(nil),       // 63: shoal.distributed.v1.ProfileReply
+	(*FineMetricsReply)(nil),   // 64: shoal.distributed.v1.FineMetricsReply
+	(*EnvironRequest)(nil),     // 65: shoal.distributed.v1.EnvironRequest
+	(*EnvironReply)(nil),       // 66: shoal.distributed.v1.EnvironReply
+	nil,                        // 67: shoal.distributed.v1.Registry.SignaturesEntry
+	nil,                        // 68: shoal.distributed.v1.LogRecord.AttrsEntry
+	nil,                        // 69: shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	nil,                        // 70: shoal.distributed.v1.WorkerStats.TasksEntry
+	nil,                        // 71: shoal.distributed.v1.RunTask.ResourcesEntry
+	nil,                        // 72: shoal.distributed.v1.Event.TasksEntry
+	nil,                        // 73: shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	nil,                        // 74: shoal.distributed.v1.ClusterInfo.TasksEntry
+	nil,                        // 75: shoal.distributed.v1.LogsReply.WorkersEntry
+	nil,                        // 76: shoal.distributed.v1.EnvironRequest.VarsEntry
 }
 var file_shoal_proto_depIdxs = []int32{
-	64, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
+	67, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
 	0,  // 1: shoal.distributed.v1.Error.kind:type_name -> shoal.distributed.v1.Error.Kind
 	3,  // 2: shoal.distributed.v1.Error.cause:type_name -> shoal.distributed.v1.Error
 	3,  // 3: shoal.distributed.v1.Error.wraps:type_name -> shoal.distributed.v1.Error
-	65, // 4: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
+	68, // 4: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
 	6,  // 5: shoal.distributed.v1.WorkerUp.register:type_name -> shoal.distributed.v1.RegisterWorker
 	7,  // 6: shoal.distributed.v1.WorkerUp.batch:type_name -> shoal.distributed.v1.WorkerBatch
-	66, // 7: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	69, // 7: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
 	1,  // 8: shoal.distributed.v1.RegisterWorker.registry:type_name -> shoal.distributed.v1.Registry
-	16, // 9: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
-	17, // 10: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
+	17, // 9: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
+	18, // 10: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
 	8,  // 11: shoal.distributed.v1.WorkerBatch.missing_from:type_name -> shoal.distributed.v1.MissingKey
 	4,  // 12: shoal.distributed.v1.WorkerBatch.logs:type_name -> shoal.distributed.v1.LogRecord
 	10, // 13: shoal.distributed.v1.WorkerBatch.metrics:type_name -> shoal.distributed.v1.FineMetric
@@ -5008,96 +5300,102 @@ var file_shoal_proto_depIdxs = []int32{
 	12, // 15: shoal.distributed.v1.WorkerBatch.transfers:type_name -> shoal.distributed.v1.TransferStat
 	13, // 16: shoal.distributed.v1.WorkerBatch.stats:type_name -> shoal.distributed.v1.WorkerStats
 	9,  // 17: shoal.distributed.v1.WorkerBatch.shuffle_io:type_name -> shoal.distributed.v1.ShuffleIO
-	14, // 18: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
-	67, // 19: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
-	15, // 20: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
-	3,  // 21: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
-	19, // 22: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 23: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
-	20, // 24: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
-	21, // 25: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
-	22, // 26: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
-	23, // 27: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
-	24, // 28: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
-	25, // 29: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
-	68, // 30: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
-	27, // 31: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
-	28, // 32: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
-	1,  // 33: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
-	29, // 34: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
-	30, // 35: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
-	31, // 36: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
-	19, // 37: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 38: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
-	33, // 39: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
-	34, // 40: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
-	35, // 41: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
-	36, // 42: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
-	3,  // 43: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
-	69, // 44: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
-	10, // 45: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
-	70, // 46: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	17, // 47: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
-	38, // 48: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
-	71, // 49: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
-	4,  // 50: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 51: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 52: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
-	72, // 53: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
-	47, // 54: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
-	34, // 55: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
-	3,  // 56: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
-	57, // 57: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
-	10, // 58: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
-	73, // 59: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
-	45, // 60: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
-	5,  // 61: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
-	26, // 62: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
-	37, // 63: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
-	43, // 64: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
-	43, // 65: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
-	44, // 66: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
-	47, // 67: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
-	48, // 68: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
-	50, // 69: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
-	51, // 70: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
-	51, // 71: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
-	37, // 72: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
-	54, // 73: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
-	56, // 74: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
-	59, // 75: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
-	37, // 76: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
-	37, // 77: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
-	54, // 78: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
-	56, // 79: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
-	37, // 80: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
-	62, // 81: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
-	18, // 82: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
-	32, // 83: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
-	39, // 84: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
-	42, // 85: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
-	42, // 86: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
-	46, // 87: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
-	42, // 88: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
-	49, // 89: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
-	42, // 90: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
-	42, // 91: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
-	52, // 92: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
-	53, // 93: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
-	55, // 94: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
-	58, // 95: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
-	60, // 96: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
-	61, // 97: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
-	38, // 98: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
-	55, // 99: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
-	57, // 100: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
-	7,  // 101: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
-	63, // 102: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
-	82, // [82:103] is the sub-list for method output_type
-	61, // [61:82] is the sub-list for method input_type
-	61, // [61:61] is the sub-list for extension type_name
-	61, // [61:61] is the sub-list for extension extendee
-	0,  // [0:61] is the sub-list for field type_name
+	15, // 18: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
+	70, // 19: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
+	16, // 20: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
+	14, // 21: shoal.distributed.v1.WorkerStats.running:type_name -> shoal.distributed.v1.AlertRunning
+	3,  // 22: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
+	20, // 23: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 24: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
+	21, // 25: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
+	22, // 26: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
+	23, // 27: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
+	24, // 28: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
+	25, // 29: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
+	26, // 30: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
+	71, // 31: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
+	28, // 32: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
+	29, // 33: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
+	1,  // 34: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
+	30, // 35: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
+	31, // 36: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
+	32, // 37: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
+	20, // 38: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 39: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
+	34, // 40: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
+	35, // 41: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
+	36, // 42: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
+	37, // 43: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
+	3,  // 44: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
+	72, // 45: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
+	10, // 46: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
+	38, // 47: shoal.distributed.v1.Event.alert:type_name -> shoal.distributed.v1.AlertInfo
+	38, // 48: shoal.distributed.v1.AlertsReply.active:type_name -> shoal.distributed.v1.AlertInfo
+	38, // 49: shoal.distributed.v1.AlertsReply.recent:type_name -> shoal.distributed.v1.AlertInfo
+	73, // 50: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	18, // 51: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
+	41, // 52: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
+	74, // 53: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
+	4,  // 54: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 55: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 56: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
+	75, // 57: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
+	50, // 58: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
+	35, // 59: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
+	3,  // 60: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
+	60, // 61: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
+	10, // 62: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
+	76, // 63: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
+	48, // 64: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
+	5,  // 65: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
+	27, // 66: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
+	40, // 67: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
+	46, // 68: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
+	46, // 69: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
+	47, // 70: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
+	50, // 71: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
+	51, // 72: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
+	53, // 73: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
+	54, // 74: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
+	54, // 75: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
+	40, // 76: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
+	57, // 77: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
+	59, // 78: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
+	62, // 79: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
+	40, // 80: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
+	40, // 81: shoal.distributed.v1.Scheduler.Alerts:input_type -> shoal.distributed.v1.InfoRequest
+	40, // 82: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
+	57, // 83: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
+	59, // 84: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
+	40, // 85: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
+	65, // 86: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
+	19, // 87: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
+	33, // 88: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
+	42, // 89: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
+	45, // 90: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
+	45, // 91: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
+	49, // 92: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
+	45, // 93: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
+	52, // 94: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
+	45, // 95: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
+	45, // 96: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
+	55, // 97: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
+	56, // 98: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
+	58, // 99: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
+	61, // 100: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
+	63, // 101: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
+	64, // 102: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
+	39, // 103: shoal.distributed.v1.Scheduler.Alerts:output_type -> shoal.distributed.v1.AlertsReply
+	41, // 104: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
+	58, // 105: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
+	60, // 106: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
+	7,  // 107: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
+	66, // 108: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
+	87, // [87:109] is the sub-list for method output_type
+	65, // [65:87] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_shoal_proto_init() }
@@ -5109,22 +5407,22 @@ func file_shoal_proto_init() {
 		(*WorkerUp_Register)(nil),
 		(*WorkerUp_Batch)(nil),
 	}
-	file_shoal_proto_msgTypes[17].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[18].OneofWrappers = []any{
 		(*WorkerDown_Welcome)(nil),
 		(*WorkerDown_Refused)(nil),
 		(*WorkerDown_Batch)(nil),
 	}
-	file_shoal_proto_msgTypes[20].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[21].OneofWrappers = []any{
 		(*Instruction_Run)(nil),
 		(*Instruction_Fetch)(nil),
 		(*Instruction_Release)(nil),
 		(*Instruction_Cancel)(nil),
 	}
-	file_shoal_proto_msgTypes[25].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[26].OneofWrappers = []any{
 		(*ClientUp_Register)(nil),
 		(*ClientUp_Batch)(nil),
 	}
-	file_shoal_proto_msgTypes[31].OneofWrappers = []any{
+	file_shoal_proto_msgTypes[32].OneofWrappers = []any{
 		(*ClientDown_Welcome)(nil),
 		(*ClientDown_Refused)(nil),
 		(*ClientDown_Batch)(nil),
@@ -5135,7 +5433,7 @@ func file_shoal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_proto_rawDesc), len(file_shoal_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   73,
+			NumMessages:   76,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -43,6 +43,7 @@ const (
 	Scheduler_RegisterWorkerPlugin_FullMethodName = "/shoal.distributed.v1.Scheduler/RegisterWorkerPlugin"
 	Scheduler_Profile_FullMethodName              = "/shoal.distributed.v1.Scheduler/Profile"
 	Scheduler_FineMetrics_FullMethodName          = "/shoal.distributed.v1.Scheduler/FineMetrics"
+	Scheduler_Alerts_FullMethodName               = "/shoal.distributed.v1.Scheduler/Alerts"
 )
 
 // SchedulerClient is the client API for Scheduler service.
@@ -90,6 +91,9 @@ type SchedulerClient interface {
 	// FineMetrics returns the totals of the workers' fine performance
 	// metrics, per worker.
 	FineMetrics(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*FineMetricsReply, error)
+	// Alerts returns the alerts raised and not resolved, and the last ones
+	// resolved.
+	Alerts(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*AlertsReply, error)
 }
 
 type schedulerClient struct {
@@ -266,6 +270,16 @@ func (c *schedulerClient) FineMetrics(ctx context.Context, in *InfoRequest, opts
 	return out, nil
 }
 
+func (c *schedulerClient) Alerts(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*AlertsReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AlertsReply)
+	err := c.cc.Invoke(ctx, Scheduler_Alerts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SchedulerServer is the server API for Scheduler service.
 // All implementations must embed UnimplementedSchedulerServer
 // for forward compatibility.
@@ -311,6 +325,9 @@ type SchedulerServer interface {
 	// FineMetrics returns the totals of the workers' fine performance
 	// metrics, per worker.
 	FineMetrics(context.Context, *InfoRequest) (*FineMetricsReply, error)
+	// Alerts returns the alerts raised and not resolved, and the last ones
+	// resolved.
+	Alerts(context.Context, *InfoRequest) (*AlertsReply, error)
 	mustEmbedUnimplementedSchedulerServer()
 }
 
@@ -368,6 +385,9 @@ func (UnimplementedSchedulerServer) Profile(context.Context, *ProfileRequest) (*
 }
 func (UnimplementedSchedulerServer) FineMetrics(context.Context, *InfoRequest) (*FineMetricsReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method FineMetrics not implemented")
+}
+func (UnimplementedSchedulerServer) Alerts(context.Context, *InfoRequest) (*AlertsReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Alerts not implemented")
 }
 func (UnimplementedSchedulerServer) mustEmbedUnimplementedSchedulerServer() {}
 func (UnimplementedSchedulerServer) testEmbeddedByValue()                   {}
@@ -656,6 +676,24 @@ func _Scheduler_FineMetrics_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Scheduler_Alerts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InfoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).Alerts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_Alerts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).Alerts(ctx, req.(*InfoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Scheduler_ServiceDesc is the grpc.ServiceDesc for Scheduler service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -718,6 +756,10 @@ var Scheduler_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "FineMetrics",
 			Handler:    _Scheduler_FineMetrics_Handler,
+		},
+		{
+			MethodName: "Alerts",
+			Handler:    _Scheduler_Alerts_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -32,6 +32,8 @@ import (
 //	shoal_worker_fine_count_total{prefix,activity}        how many times each activity happened, by task prefix
 //	shoal_worker_disk_used_bytes{dir}                     bytes of the files in the worker's own directory (local) and the ops' scratch directory (scratch)
 //	shoal_worker_disk_free_bytes{dir}                     bytes free on the file system of each
+//	shoal_worker_disk_size_bytes{dir}                     bytes of the file system of each
+//	shoal_worker_memory_limit_bytes                       the worker's memory limit (0: none)
 //	shoal_worker_tick_lateness_seconds                    goroutine latency of the worker process
 //
 // plus the Go runtime's and the process's standard collectors (only for
@@ -53,14 +55,15 @@ type workerCollector struct {
 	w                       *Worker
 	tasks, memory, paused   *prometheus.Desc
 	diskUsed, diskFree      *prometheus.Desc
+	diskSize, memoryLimit   *prometheus.Desc
 	threads                 *prometheus.Desc
 	inFlight, inFlightBytes *prometheus.Desc
 	fine                    metrics.Fine
 }
 
 func (c *workerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.tasks, c.memory, c.paused, c.diskUsed, c.diskFree, c.threads, c.inFlight,
-		c.inFlightBytes} {
+	for _, d := range []*prometheus.Desc{c.tasks, c.memory, c.paused, c.diskUsed, c.diskFree, c.diskSize, c.memoryLimit,
+		c.threads, c.inFlight, c.inFlightBytes} {
 		ch <- d
 	}
 	c.fine.Describe(ch)
@@ -91,6 +94,7 @@ func (c *workerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(c.paused, p)
 	gauge(c.threads, float64(w.cfg.Threads))
+	gauge(c.memoryLimit, float64(w.cfg.MemoryLimit))
 	gauge(c.inFlight, float64(w.tel.fetching.Load()), "in")
 	gauge(c.inFlightBytes, float64(w.tel.fetchingBytes.Load()), "in")
 	gauge(c.inFlight, float64(w.tel.serving.Load()), "out")
@@ -101,12 +105,13 @@ func (c *workerCollector) Collect(ch chan<- prometheus.Metric) {
 		dirs = append(dirs, [2]string{"scratch", w.env.LocalDir})
 	}
 	for _, d := range dirs {
-		used, free, err := metrics.DirUsage(d[1])
+		u, err := metrics.Disk(d[1])
 		if err != nil {
 			w.logger.Debug("cannot measure disk usage", "path", d[1], "error", err)
 		}
-		gauge(c.diskUsed, float64(used), d[0])
-		gauge(c.diskFree, float64(free), d[0])
+		gauge(c.diskUsed, float64(u.Used), d[0])
+		gauge(c.diskFree, float64(u.Free), d[0])
+		gauge(c.diskSize, float64(u.Size), d[0])
 	}
 }
 
@@ -134,7 +139,10 @@ func newWorkerMetrics(w *Worker, process bool) *workerMetrics {
 		paused:   prometheus.NewDesc("shoal_worker_paused", "1 while the worker starts no tasks: its process memory is above the pause threshold.", nil, nil),
 		diskUsed: prometheus.NewDesc("shoal_worker_disk_used_bytes", "Bytes of the files in the worker's own directory (local) and the ops' scratch directory (scratch).", []string{"dir"}, nil),
 		diskFree: prometheus.NewDesc("shoal_worker_disk_free_bytes", "Bytes free on the file system of each directory.", []string{"dir"}, nil),
-		threads:  prometheus.NewDesc("shoal_worker_threads", "Tasks the worker runs at once.", nil, nil),
+		diskSize: prometheus.NewDesc("shoal_worker_disk_size_bytes", "Bytes of the file system of each directory.", []string{"dir"}, nil),
+		memoryLimit: prometheus.NewDesc("shoal_worker_memory_limit_bytes", "The worker's memory limit in bytes; 0: none.",
+			nil, nil),
+		threads: prometheus.NewDesc("shoal_worker_threads", "Tasks the worker runs at once.", nil, nil),
 		inFlight: prometheus.NewDesc("shoal_worker_transfers_in_flight",
 			"Transfers under way: fetches of values from peers (in), values being served to peers and clients (out).",
 			[]string{"direction"}, nil),

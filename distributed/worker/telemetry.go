@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
 	"github.com/shoal-data/shoal/distributed/wire"
@@ -47,6 +48,7 @@ type telemetry struct {
 	profiler *diagnostics.Profiler // nil when profiling is off
 	fine     diagnostics.FineMetrics
 	meter    graph.Meter
+	reads    *alert.Reads // counts what tasks read, for the scheduler's skew alert; meter is it
 
 	netIn, netOut atomic.Int64 // bytes fetched from peers, served to peers and clients
 	// Fetches under way, and the bytes they get as their holders
@@ -84,7 +86,8 @@ type taskTimes struct {
 // startTelemetry starts the profiler, unless told not to.
 func (w *Worker) startTelemetry() {
 	t := &w.tel
-	t.meter = workerMeter{w}
+	t.reads = alert.NewReads(workerMeter{w})
+	t.meter = t.reads
 	t.transfers = map[transferKey]*wire.TransferStat{}
 	t.shuffleIO = map[string]*wire.ShuffleIO{}
 	t.times = map[string]*taskTimes{}
@@ -265,6 +268,9 @@ func (w *Worker) heartbeat(b *wire.WorkerBatch) {
 	st := &wire.WorkerStats{CpuSeconds: -1, Fds: -1, Tasks: map[string]int32{}}
 	for s, n := range w.state.TaskStates() {
 		st.Tasks[s] = int32(n)
+	}
+	for _, r := range w.running {
+		st.Running = append(st.Running, &wire.AlertRunning{Key: string(r.key), StartUnixNano: r.start.UnixNano()})
 	}
 	measure := now.Sub(t.diskAt) >= diskEvery
 	if measure {

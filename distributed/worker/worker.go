@@ -143,7 +143,7 @@ type Worker struct {
 	mu         sync.Mutex
 	state      *State
 	store      store
-	running    map[uint64]context.CancelFunc
+	running    map[uint64]runningTask // by Execute.Seq
 	epoch      uint64
 	outDone    []*wire.TaskDone
 	outMiss    []*wire.MissingKey
@@ -234,7 +234,7 @@ func New(cfg Config) (*Worker, error) {
 		lis.Close()
 		return nil, fmt.Errorf("worker %s: make local directory in %s: %w", addr, base, err)
 	}
-	w := &Worker{cfg: cfg, ring: ring, lis: lis, addr: addr, dir: dir, running: map[uint64]context.CancelFunc{},
+	w := &Worker{cfg: cfg, ring: ring, lis: lis, addr: addr, dir: dir, running: map[uint64]runningTask{},
 		notify: make(chan struct{}, 1), state: NewState(cfg.Threads)}
 	w.logger = slog.New(ring.Handler(next, slog.LevelInfo)).With("worker", addr)
 	if cfg.Name != addr {
@@ -637,12 +637,14 @@ func (w *Worker) handle(evs ...Event) {
 			w.transition(in.Key, "memory", "released")
 		case *DropAll:
 			w.store.dropAll()
+			w.tel.reads.Forget()
 		case *Abort:
-			if c := w.running[in.Seq]; c != nil {
-				c()
+			if r, ok := w.running[in.Seq]; ok {
+				r.cancel()
 			}
 		case *Report:
-			d := &wire.TaskDone{Key: string(in.Key), Id: in.ID, Size: in.Size, DurationNanos: int64(in.Duration)}
+			d := &wire.TaskDone{Key: string(in.Key), Id: in.ID, Size: in.Size, DurationNanos: int64(in.Duration),
+				ReadBytes: w.tel.reads.Take(in.Key)}
 			if !in.Start.IsZero() {
 				d.StartUnixNano = in.Start.UnixNano()
 			}
@@ -753,9 +755,16 @@ func (w *Worker) value(k graph.Key) (v any, ok bool, err error) {
 }
 
 // start runs a task on a new goroutine. Called with w.mu held.
+// runningTask is a task the worker executes.
+type runningTask struct {
+	cancel context.CancelFunc
+	key    graph.Key
+	start  time.Time
+}
+
 func (w *Worker) start(ex *Execute) {
 	ctx, cancel := context.WithCancel(w.baseCtx)
-	w.running[ex.Seq] = cancel
+	w.running[ex.Seq] = runningTask{cancel: cancel, key: ex.Task.Key, start: time.Now()}
 	t := ex.Task
 	seq := ex.Seq
 	comp := w.computation(ex.Computation)

@@ -16,7 +16,8 @@
 //                     last render
 //
 // and a page changes its parameters with page.set({name: value}), which
-// updates the URL and subscribes again.
+// updates the URL and subscribes again. Every page also subscribes to the
+// alerts, which the frame shows in a banner above the page.
 "use strict";
 
 (function (S) {
@@ -52,6 +53,7 @@
       if (sub) sub.close();
       const params = spec.params ? spec.params(page.url) : {};
       topics = spec.topics(params);
+      if (!topics.includes("alerts")) topics = topics.concat("alerts");
       page.data = {};
       page.errors = {};
       sub = null;
@@ -81,6 +83,7 @@
       for (const t of topics) if (!(t in page.data) && !page.errors[t]) return;
       page.now = Date.now();
       showErrors();
+      if (page.changed.has("alerts")) showAlerts(page.data.alerts);
       const t0 = performance.now();
       try {
         spec.render(page);
@@ -92,6 +95,25 @@
       renders++;
       document.body.dataset.rendered = renders;
       document.body.dataset.renderMs = Math.round(performance.now() - t0);
+    }
+
+    // showAlerts shows the alerts raised, newest first: what is wrong,
+    // on which worker, and what to do.
+    function showAlerts(alerts) {
+      const box = S.$("alerts-banner");
+      if (!box) return;
+      const active = (alerts && alerts.active) || [];
+      box.hidden = active.length === 0;
+      box.classList.toggle("critical", active.some((a) => a.severity === "critical"));
+      if (box.hidden) { S.replace(box); return; }
+      const items = active.slice().reverse().map((a) =>
+        S.el("li", { "data-alert": a.name, "data-worker": a.worker, class: "severity-" + a.severity },
+          S.el("b", { class: "alert-name" }, a.name), " ", a.worker ? S.workerLink(a.worker) : "", ": ",
+          S.el("span", { class: "alert-message" }, a.message),
+          S.el("span", { class: "muted" }, " · since " + S.clock(S.parseTime(a.start))),
+          S.el("div", { class: "alert-action" }, a.action)));
+      S.replace(box, S.el("strong", { id: "alerts-count" }, active.length + (active.length === 1 ? " alert" : " alerts")),
+        S.el("ul", {}, ...items));
     }
 
     function showErrors() {

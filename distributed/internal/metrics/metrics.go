@@ -116,13 +116,6 @@ func (l *Lateness) Stop() {
 	l.wg.Wait()
 }
 
-// DirUsage returns the bytes of the files under dir, and the bytes free on
-// its file system for unprivileged users.
-func DirUsage(dir string) (used, free int64, err error) {
-	u, err := Disk(dir)
-	return u.Used, u.Free, err
-}
-
 // Usage is the use of a directory.
 type Usage struct {
 	Used int64 // bytes of the files under it

@@ -7,6 +7,8 @@ import (
 	"os"
 	"runtime/metrics"
 	"strconv"
+
+	"github.com/shoal-data/shoal/internal/units"
 )
 
 var pageSize = int64(os.Getpagesize())
@@ -51,16 +53,4 @@ func RSSOf(pid int) (n int64, ok bool) {
 }
 
 // Format writes a byte count in binary units, for logs.
-func Format(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	f := float64(n)
-	u := 0
-	for (f >= 1024 || f <= -1024) && u < len(units)-1 {
-		f /= 1024
-		u++
-	}
-	if u == 0 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	return strconv.FormatFloat(f, 'f', 2, 64) + " " + units[u]
-}
+func Format(n int64) string { return units.Bytes(n) }
