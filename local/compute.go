@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -142,7 +143,14 @@ func (e *Executor) start(c *computation, g *graph.Graph, keys []graph.Key) {
 				e.owner[t.Key] = c.id
 			}
 		}
-		e.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeStarted, Compute: c.id, Tasks: tasks})
+		if len(e.reports) > 0 {
+			groups, edges := dashboard.GraphGroups(g)
+			for _, r := range e.reports {
+				r.AddGraph(c.id, groups, edges)
+			}
+		}
+		e.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeStarted, Compute: c.id, Tasks: tasks,
+			Caller: diagnostics.Caller()})
 	}
 	now := time.Now()
 	e.handle(nil, now, &scheduler.GraphSubmitted{Meta: scheduler.Meta{Time: now, Stimulus: c.client},

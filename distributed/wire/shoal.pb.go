@@ -2228,11 +2228,13 @@ func (x *ClientBatch) GetCancel() []*Cancel {
 // Submit asks for keys computed by a graph, for one computation of the
 // client; reports name the computation.
 type Submit struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Computation   string                 `protobuf:"bytes,1,opt,name=computation,proto3" json:"computation,omitempty"`
-	Graph         []byte                 `protobuf:"bytes,2,opt,name=graph,proto3" json:"graph,omitempty"` // graph.Encode
-	Keys          []string               `protobuf:"bytes,3,rep,name=keys,proto3" json:"keys,omitempty"`
-	Priority      int64                  `protobuf:"varint,4,opt,name=priority,proto3" json:"priority,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Computation string                 `protobuf:"bytes,1,opt,name=computation,proto3" json:"computation,omitempty"`
+	Graph       []byte                 `protobuf:"bytes,2,opt,name=graph,proto3" json:"graph,omitempty"` // graph.Encode
+	Keys        []string               `protobuf:"bytes,3,rep,name=keys,proto3" json:"keys,omitempty"`
+	Priority    int64                  `protobuf:"varint,4,opt,name=priority,proto3" json:"priority,omitempty"`
+	// Where the client's program submitted it ("file:line").
+	Caller        string `protobuf:"bytes,100,opt,name=caller,proto3" json:"caller,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2293,6 +2295,13 @@ func (x *Submit) GetPriority() int64 {
 		return x.Priority
 	}
 	return 0
+}
+
+func (x *Submit) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
 }
 
 // Release drops keys of a computation (none: all of them).
@@ -2730,6 +2739,7 @@ type Event struct {
 	Tasks         map[string]int64       `protobuf:"bytes,14,rep,name=tasks,proto3" json:"tasks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	Op            string                 `protobuf:"bytes,15,opt,name=op,proto3" json:"op,omitempty"`
 	Metrics       []*FineMetric          `protobuf:"bytes,16,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	Caller        string                 `protobuf:"bytes,100,opt,name=caller,proto3" json:"caller,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2874,6 +2884,13 @@ func (x *Event) GetMetrics() []*FineMetric {
 		return x.Metrics
 	}
 	return nil
+}
+
+func (x *Event) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
 }
 
 type InfoRequest struct {
@@ -4410,6 +4427,388 @@ func (x *EnvironReply) GetPid() int32 {
 	return 0
 }
 
+type DumpStateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpStateRequest) Reset() {
+	*x = DumpStateRequest{}
+	mi := &file_shoal_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpStateRequest) ProtoMessage() {}
+
+func (x *DumpStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpStateRequest.ProtoReflect.Descriptor instead.
+func (*DumpStateRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{62}
+}
+
+// DumpStateReply carries a state as JSON, in the schema of the Go
+// package diagnostics/dump: a worker's answer is a dump.WorkerState, the
+// scheduler's a gzipped dump.File. JSON, not messages of its own: the
+// dump's schema is documented once, where its readers find it.
+type DumpStateReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Json          []byte                 `protobuf:"bytes,1,opt,name=json,proto3" json:"json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpStateReply) Reset() {
+	*x = DumpStateReply{}
+	mi := &file_shoal_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpStateReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpStateReply) ProtoMessage() {}
+
+func (x *DumpStateReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpStateReply.ProtoReflect.Descriptor instead.
+func (*DumpStateReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *DumpStateReply) GetJson() []byte {
+	if x != nil {
+		return x.Json
+	}
+	return nil
+}
+
+type DumpStoryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keys          []string               `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpStoryRequest) Reset() {
+	*x = DumpStoryRequest{}
+	mi := &file_shoal_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpStoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpStoryRequest) ProtoMessage() {}
+
+func (x *DumpStoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpStoryRequest.ProtoReflect.Descriptor instead.
+func (*DumpStoryRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *DumpStoryRequest) GetKeys() []string {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+type DumpStoryReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Transitions   []*DumpTransition      `protobuf:"bytes,1,rep,name=transitions,proto3" json:"transitions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpStoryReply) Reset() {
+	*x = DumpStoryReply{}
+	mi := &file_shoal_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpStoryReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpStoryReply) ProtoMessage() {}
+
+func (x *DumpStoryReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpStoryReply.ProtoReflect.Descriptor instead.
+func (*DumpStoryReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *DumpStoryReply) GetTransitions() []*DumpTransition {
+	if x != nil {
+		return x.Transitions
+	}
+	return nil
+}
+
+// DumpTransition is a task's change of state (dump.Transition).
+type DumpTransition struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TimeUnixNano  int64                  `protobuf:"varint,1,opt,name=time_unix_nano,json=timeUnixNano,proto3" json:"time_unix_nano,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	From          string                 `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	To            string                 `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	Cause         string                 `protobuf:"bytes,5,opt,name=cause,proto3" json:"cause,omitempty"` // the kind of event that caused it
+	Stimulus      string                 `protobuf:"bytes,6,opt,name=stimulus,proto3" json:"stimulus,omitempty"`
+	Worker        string                 `protobuf:"bytes,7,opt,name=worker,proto3" json:"worker,omitempty"` // the worker whose state machine made it; empty: the scheduler's
+	Error         string                 `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`   // for a task that failed
+	Seq           uint64                 `protobuf:"varint,9,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpTransition) Reset() {
+	*x = DumpTransition{}
+	mi := &file_shoal_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpTransition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpTransition) ProtoMessage() {}
+
+func (x *DumpTransition) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpTransition.ProtoReflect.Descriptor instead.
+func (*DumpTransition) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *DumpTransition) GetTimeUnixNano() int64 {
+	if x != nil {
+		return x.TimeUnixNano
+	}
+	return 0
+}
+
+func (x *DumpTransition) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetCause() string {
+	if x != nil {
+		return x.Cause
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetStimulus() string {
+	if x != nil {
+		return x.Stimulus
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+// DumpReportUp is a client's message on a DumpReport stream: the first
+// starts the period, the next ends it.
+type DumpReportUp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many task runs the report shows one by one before it sums them
+	// in buckets of time (0: the default).
+	MaxBars       int32 `protobuf:"varint,1,opt,name=max_bars,json=maxBars,proto3" json:"max_bars,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpReportUp) Reset() {
+	*x = DumpReportUp{}
+	mi := &file_shoal_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpReportUp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpReportUp) ProtoMessage() {}
+
+func (x *DumpReportUp) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpReportUp.ProtoReflect.Descriptor instead.
+func (*DumpReportUp) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *DumpReportUp) GetMaxBars() int32 {
+	if x != nil {
+		return x.MaxBars
+	}
+	return 0
+}
+
+type DumpReportDown struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Started bool                   `protobuf:"varint,1,opt,name=started,proto3" json:"started,omitempty"`
+	// The period's snapshot: gzipped JSON of a dashboard.Snapshot.
+	Snapshot      []byte `protobuf:"bytes,2,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpReportDown) Reset() {
+	*x = DumpReportDown{}
+	mi := &file_shoal_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpReportDown) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpReportDown) ProtoMessage() {}
+
+func (x *DumpReportDown) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpReportDown.ProtoReflect.Descriptor instead.
+func (*DumpReportDown) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *DumpReportDown) GetStarted() bool {
+	if x != nil {
+		return x.Started
+	}
+	return false
+}
+
+func (x *DumpReportDown) GetSnapshot() []byte {
+	if x != nil {
+		return x.Snapshot
+	}
+	return nil
+}
+
 var File_shoal_proto protoreflect.FileDescriptor
 
 const file_shoal_proto_rawDesc = "" +
@@ -4610,12 +5009,13 @@ const file_shoal_proto_rawDesc = "" +
 	"\vClientBatch\x124\n" +
 	"\x06submit\x18\x01 \x03(\v2\x1c.shoal.distributed.v1.SubmitR\x06submit\x127\n" +
 	"\arelease\x18\x02 \x03(\v2\x1d.shoal.distributed.v1.ReleaseR\arelease\x124\n" +
-	"\x06cancel\x18\x03 \x03(\v2\x1c.shoal.distributed.v1.CancelR\x06cancel\"p\n" +
+	"\x06cancel\x18\x03 \x03(\v2\x1c.shoal.distributed.v1.CancelR\x06cancel\"\x88\x01\n" +
 	"\x06Submit\x12 \n" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x14\n" +
 	"\x05graph\x18\x02 \x01(\fR\x05graph\x12\x12\n" +
 	"\x04keys\x18\x03 \x03(\tR\x04keys\x12\x1a\n" +
-	"\bpriority\x18\x04 \x01(\x03R\bpriority\"?\n" +
+	"\bpriority\x18\x04 \x01(\x03R\bpriority\x12\x16\n" +
+	"\x06caller\x18d \x01(\tR\x06caller\"?\n" +
 	"\aRelease\x12 \n" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x12\n" +
 	"\x04keys\x18\x02 \x03(\tR\x04keys\"V\n" +
@@ -4643,7 +5043,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x14\n" +
 	"\x05index\x18\x03 \x01(\x05R\x05index\x121\n" +
-	"\x05error\x18\x04 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"\x94\x04\n" +
+	"\x05error\x18\x04 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"\xac\x04\n" +
 	"\x05Event\x12$\n" +
 	"\x0etime_unix_nano\x18\x01 \x01(\x03R\ftimeUnixNano\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\x05R\x04kind\x12\x18\n" +
@@ -4661,7 +5061,8 @@ const file_shoal_proto_rawDesc = "" +
 	"\bstimulus\x18\r \x01(\tR\bstimulus\x12<\n" +
 	"\x05tasks\x18\x0e \x03(\v2&.shoal.distributed.v1.Event.TasksEntryR\x05tasks\x12\x0e\n" +
 	"\x02op\x18\x0f \x01(\tR\x02op\x12:\n" +
-	"\ametrics\x18\x10 \x03(\v2 .shoal.distributed.v1.FineMetricR\ametrics\x1a8\n" +
+	"\ametrics\x18\x10 \x03(\v2 .shoal.distributed.v1.FineMetricR\ametrics\x12\x16\n" +
+	"\x06caller\x18d \x01(\tR\x06caller\x1a8\n" +
 	"\n" +
 	"TasksEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -4782,8 +5183,29 @@ const file_shoal_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\">\n" +
 	"\fEnvironReply\x12\x1c\n" +
 	"\trestarted\x18\x01 \x01(\bR\trestarted\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid2\xa1\n" +
-	"\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\x12\n" +
+	"\x10DumpStateRequest\"$\n" +
+	"\x0eDumpStateReply\x12\x12\n" +
+	"\x04json\x18\x01 \x01(\fR\x04json\"&\n" +
+	"\x10DumpStoryRequest\x12\x12\n" +
+	"\x04keys\x18\x01 \x03(\tR\x04keys\"X\n" +
+	"\x0eDumpStoryReply\x12F\n" +
+	"\vtransitions\x18\x01 \x03(\v2$.shoal.distributed.v1.DumpTransitionR\vtransitions\"\xde\x01\n" +
+	"\x0eDumpTransition\x12$\n" +
+	"\x0etime_unix_nano\x18\x01 \x01(\x03R\ftimeUnixNano\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\tR\x02to\x12\x14\n" +
+	"\x05cause\x18\x05 \x01(\tR\x05cause\x12\x1a\n" +
+	"\bstimulus\x18\x06 \x01(\tR\bstimulus\x12\x16\n" +
+	"\x06worker\x18\a \x01(\tR\x06worker\x12\x14\n" +
+	"\x05error\x18\b \x01(\tR\x05error\x12\x10\n" +
+	"\x03seq\x18\t \x01(\x04R\x03seq\")\n" +
+	"\fDumpReportUp\x12\x19\n" +
+	"\bmax_bars\x18\x01 \x01(\x05R\amaxBars\"F\n" +
+	"\x0eDumpReportDown\x12\x18\n" +
+	"\astarted\x18\x01 \x01(\bR\astarted\x12\x1a\n" +
+	"\bsnapshot\x18\x02 \x01(\fR\bsnapshot2\xb3\f\n" +
 	"\tScheduler\x12T\n" +
 	"\fWorkerStream\x12\x1e.shoal.distributed.v1.WorkerUp\x1a .shoal.distributed.v1.WorkerDown(\x010\x01\x12T\n" +
 	"\fClientStream\x12\x1e.shoal.distributed.v1.ClientUp\x1a .shoal.distributed.v1.ClientDown(\x010\x01\x12L\n" +
@@ -4801,12 +5223,18 @@ const file_shoal_proto_rawDesc = "" +
 	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12^\n" +
 	"\x14RegisterWorkerPlugin\x12#.shoal.distributed.v1.PluginRequest\x1a!.shoal.distributed.v1.PluginReply\x12S\n" +
 	"\aProfile\x12$.shoal.distributed.v1.ProfileRequest\x1a\".shoal.distributed.v1.ProfileReply\x12X\n" +
-	"\vFineMetrics\x12!.shoal.distributed.v1.InfoRequest\x1a&.shoal.distributed.v1.FineMetricsReply2\xc4\x02\n" +
+	"\vFineMetrics\x12!.shoal.distributed.v1.InfoRequest\x1a&.shoal.distributed.v1.FineMetricsReply\x12Y\n" +
+	"\tDumpState\x12&.shoal.distributed.v1.DumpStateRequest\x1a$.shoal.distributed.v1.DumpStateReply\x12Y\n" +
+	"\tDumpStory\x12&.shoal.distributed.v1.DumpStoryRequest\x1a$.shoal.distributed.v1.DumpStoryReply\x12Z\n" +
+	"\n" +
+	"DumpReport\x12\".shoal.distributed.v1.DumpReportUp\x1a$.shoal.distributed.v1.DumpReportDown(\x010\x012\xfa\x03\n" +
 	"\x06Worker\x12K\n" +
 	"\x04Info\x12!.shoal.distributed.v1.InfoRequest\x1a .shoal.distributed.v1.WorkerInfo\x12G\n" +
 	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12Q\n" +
 	"\x06Plugin\x12#.shoal.distributed.v1.PluginRequest\x1a\".shoal.distributed.v1.PluginStatus\x12Q\n" +
-	"\tTelemetry\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.WorkerBatch2\\\n" +
+	"\tTelemetry\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.WorkerBatch\x12Y\n" +
+	"\tDumpState\x12&.shoal.distributed.v1.DumpStateRequest\x1a$.shoal.distributed.v1.DumpStateReply\x12Y\n" +
+	"\tDumpStory\x12&.shoal.distributed.v1.DumpStoryRequest\x1a$.shoal.distributed.v1.DumpStoryReply2\\\n" +
 	"\x05Nanny\x12S\n" +
 	"\aEnviron\x12$.shoal.distributed.v1.EnvironRequest\x1a\".shoal.distributed.v1.EnvironReplyB.Z,github.com/shoal-data/shoal/distributed/wireb\x06proto3"
 
@@ -4823,7 +5251,7 @@ func file_shoal_proto_rawDescGZIP() []byte {
 }
 
 var file_shoal_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
+var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
 var file_shoal_proto_goTypes = []any{
 	(Error_Kind)(0),            // 0: shoal.distributed.v1.Error.Kind
 	(*Registry)(nil),           // 1: shoal.distributed.v1.Registry
@@ -4888,25 +5316,32 @@ var file_shoal_proto_goTypes = []any{
 	(*FineMetricsReply)(nil),   // 60: shoal.distributed.v1.FineMetricsReply
 	(*EnvironRequest)(nil),     // 61: shoal.distributed.v1.EnvironRequest
 	(*EnvironReply)(nil),       // 62: shoal.distributed.v1.EnvironReply
-	nil,                        // 63: shoal.distributed.v1.Registry.SignaturesEntry
-	nil,                        // 64: shoal.distributed.v1.LogRecord.AttrsEntry
-	nil,                        // 65: shoal.distributed.v1.RegisterWorker.ResourcesEntry
-	nil,                        // 66: shoal.distributed.v1.WorkerStats.TasksEntry
-	nil,                        // 67: shoal.distributed.v1.RunTask.ResourcesEntry
-	nil,                        // 68: shoal.distributed.v1.Event.TasksEntry
-	nil,                        // 69: shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	nil,                        // 70: shoal.distributed.v1.ClusterInfo.TasksEntry
-	nil,                        // 71: shoal.distributed.v1.LogsReply.WorkersEntry
-	nil,                        // 72: shoal.distributed.v1.EnvironRequest.VarsEntry
+	(*DumpStateRequest)(nil),   // 63: shoal.distributed.v1.DumpStateRequest
+	(*DumpStateReply)(nil),     // 64: shoal.distributed.v1.DumpStateReply
+	(*DumpStoryRequest)(nil),   // 65: shoal.distributed.v1.DumpStoryRequest
+	(*DumpStoryReply)(nil),     // 66: shoal.distributed.v1.DumpStoryReply
+	(*DumpTransition)(nil),     // 67: shoal.distributed.v1.DumpTransition
+	(*DumpReportUp)(nil),       // 68: shoal.distributed.v1.DumpReportUp
+	(*DumpReportDown)(nil),     // 69: shoal.distributed.v1.DumpReportDown
+	nil,                        // 70: shoal.distributed.v1.Registry.SignaturesEntry
+	nil,                        // 71: shoal.distributed.v1.LogRecord.AttrsEntry
+	nil,                        // 72: shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	nil,                        // 73: shoal.distributed.v1.WorkerStats.TasksEntry
+	nil,                        // 74: shoal.distributed.v1.RunTask.ResourcesEntry
+	nil,                        // 75: shoal.distributed.v1.Event.TasksEntry
+	nil,                        // 76: shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	nil,                        // 77: shoal.distributed.v1.ClusterInfo.TasksEntry
+	nil,                        // 78: shoal.distributed.v1.LogsReply.WorkersEntry
+	nil,                        // 79: shoal.distributed.v1.EnvironRequest.VarsEntry
 }
 var file_shoal_proto_depIdxs = []int32{
-	63, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
+	70, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
 	0,  // 1: shoal.distributed.v1.Error.kind:type_name -> shoal.distributed.v1.Error.Kind
 	3,  // 2: shoal.distributed.v1.Error.cause:type_name -> shoal.distributed.v1.Error
-	64, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
+	71, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
 	6,  // 4: shoal.distributed.v1.WorkerUp.register:type_name -> shoal.distributed.v1.RegisterWorker
 	7,  // 5: shoal.distributed.v1.WorkerUp.batch:type_name -> shoal.distributed.v1.WorkerBatch
-	65, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	72, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
 	1,  // 7: shoal.distributed.v1.RegisterWorker.registry:type_name -> shoal.distributed.v1.Registry
 	15, // 8: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
 	16, // 9: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
@@ -4917,7 +5352,7 @@ var file_shoal_proto_depIdxs = []int32{
 	12, // 14: shoal.distributed.v1.WorkerBatch.stats:type_name -> shoal.distributed.v1.WorkerStats
 	8,  // 15: shoal.distributed.v1.WorkerBatch.shuffle_io:type_name -> shoal.distributed.v1.ShuffleIO
 	13, // 16: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
-	66, // 17: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
+	73, // 17: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
 	14, // 18: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
 	3,  // 19: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
 	18, // 20: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
@@ -4928,7 +5363,7 @@ var file_shoal_proto_depIdxs = []int32{
 	22, // 25: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
 	23, // 26: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
 	24, // 27: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
-	67, // 28: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
+	74, // 28: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
 	26, // 29: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
 	27, // 30: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
 	1,  // 31: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
@@ -4942,70 +5377,81 @@ var file_shoal_proto_depIdxs = []int32{
 	34, // 39: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
 	35, // 40: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
 	3,  // 41: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
-	68, // 42: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
+	75, // 42: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
 	9,  // 43: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
-	69, // 44: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	76, // 44: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
 	16, // 45: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
 	37, // 46: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
-	70, // 47: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
+	77, // 47: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
 	4,  // 48: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
 	4,  // 49: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
 	4,  // 50: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
-	71, // 51: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
+	78, // 51: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
 	46, // 52: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
 	33, // 53: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
 	3,  // 54: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
 	56, // 55: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
 	9,  // 56: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
-	72, // 57: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
-	44, // 58: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
-	5,  // 59: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
-	25, // 60: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
-	36, // 61: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
-	42, // 62: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
-	42, // 63: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
-	43, // 64: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
-	46, // 65: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
-	47, // 66: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
-	49, // 67: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
-	50, // 68: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
-	50, // 69: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
-	36, // 70: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
-	53, // 71: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
-	55, // 72: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
-	58, // 73: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
-	36, // 74: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
-	36, // 75: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
-	53, // 76: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
-	55, // 77: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
-	36, // 78: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
-	61, // 79: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
-	17, // 80: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
-	31, // 81: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
-	38, // 82: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
-	41, // 83: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
-	41, // 84: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
-	45, // 85: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
-	41, // 86: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
-	48, // 87: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
-	41, // 88: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
-	41, // 89: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
-	51, // 90: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
-	52, // 91: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
-	54, // 92: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
-	57, // 93: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
-	59, // 94: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
-	60, // 95: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
-	37, // 96: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
-	54, // 97: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
-	56, // 98: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
-	7,  // 99: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
-	62, // 100: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
-	80, // [80:101] is the sub-list for method output_type
-	59, // [59:80] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	79, // 57: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
+	67, // 58: shoal.distributed.v1.DumpStoryReply.transitions:type_name -> shoal.distributed.v1.DumpTransition
+	44, // 59: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
+	5,  // 60: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
+	25, // 61: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
+	36, // 62: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
+	42, // 63: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
+	42, // 64: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
+	43, // 65: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
+	46, // 66: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
+	47, // 67: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
+	49, // 68: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
+	50, // 69: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
+	50, // 70: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
+	36, // 71: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
+	53, // 72: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
+	55, // 73: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
+	58, // 74: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
+	36, // 75: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
+	63, // 76: shoal.distributed.v1.Scheduler.DumpState:input_type -> shoal.distributed.v1.DumpStateRequest
+	65, // 77: shoal.distributed.v1.Scheduler.DumpStory:input_type -> shoal.distributed.v1.DumpStoryRequest
+	68, // 78: shoal.distributed.v1.Scheduler.DumpReport:input_type -> shoal.distributed.v1.DumpReportUp
+	36, // 79: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
+	53, // 80: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
+	55, // 81: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
+	36, // 82: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
+	63, // 83: shoal.distributed.v1.Worker.DumpState:input_type -> shoal.distributed.v1.DumpStateRequest
+	65, // 84: shoal.distributed.v1.Worker.DumpStory:input_type -> shoal.distributed.v1.DumpStoryRequest
+	61, // 85: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
+	17, // 86: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
+	31, // 87: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
+	38, // 88: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
+	41, // 89: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
+	41, // 90: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
+	45, // 91: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
+	41, // 92: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
+	48, // 93: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
+	41, // 94: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
+	41, // 95: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
+	51, // 96: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
+	52, // 97: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
+	54, // 98: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
+	57, // 99: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
+	59, // 100: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
+	60, // 101: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
+	64, // 102: shoal.distributed.v1.Scheduler.DumpState:output_type -> shoal.distributed.v1.DumpStateReply
+	66, // 103: shoal.distributed.v1.Scheduler.DumpStory:output_type -> shoal.distributed.v1.DumpStoryReply
+	69, // 104: shoal.distributed.v1.Scheduler.DumpReport:output_type -> shoal.distributed.v1.DumpReportDown
+	37, // 105: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
+	54, // 106: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
+	56, // 107: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
+	7,  // 108: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
+	64, // 109: shoal.distributed.v1.Worker.DumpState:output_type -> shoal.distributed.v1.DumpStateReply
+	66, // 110: shoal.distributed.v1.Worker.DumpStory:output_type -> shoal.distributed.v1.DumpStoryReply
+	62, // 111: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
+	86, // [86:112] is the sub-list for method output_type
+	60, // [60:86] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_shoal_proto_init() }
@@ -5043,7 +5489,7 @@ func file_shoal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_proto_rawDesc), len(file_shoal_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   72,
+			NumMessages:   79,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
