@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -35,6 +36,7 @@ type Executor struct {
 	profiles *diagnostics.ProfileStore // its windows
 	fine     diagnostics.FineMetrics
 	meter    graph.Meter // of fine, for the tasks
+	started  time.Time
 
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
@@ -60,6 +62,9 @@ type Executor struct {
 	trbuf     []scheduler.Transition
 	evbuf     []diagnostics.Event
 	wg        sync.WaitGroup
+
+	// The recorders of the performance reports recording (under mu).
+	reports []*dashboard.Recorder
 }
 
 // readyRun is a task ready to run, since when.
@@ -100,6 +105,7 @@ func New(opts ...Option) *Executor {
 		logger:  logger,
 		hub:     diagnostics.NewHub(),
 		clients: make(map[string]*computation),
+		started: time.Now(),
 	}
 	e.cond = sync.NewCond(&e.mu)
 	e.baseCtx, e.baseCancel = context.WithCancel(context.Background())
