@@ -351,3 +351,71 @@ func SortWorkers(ws []Worker) {
 		return cmp.Or(cmp.Compare(ga, gb), cmp.Compare(a.Address, b.Address))
 	})
 }
+
+// Stuck is a task that looks stuck, and why.
+type Stuck struct {
+	Key    string `json:"key"`
+	State  string `json:"state"`            // on the scheduler, or on Worker
+	Worker string `json:"worker,omitempty"` // where it is stuck
+	Why    string `json:"why"`
+}
+
+// Stuck returns the tasks that look stuck, by key: those the scheduler
+// sent to a worker that is gone, did not answer, or does not know them;
+// those a worker has run, or waited for the inputs of, for longer than
+// after; and those that wait on the scheduler while no worker is
+// connected.
+func (f *File) Stuck(after time.Duration) []Stuck {
+	var out []Stuck
+	workers := map[string]*Worker{}
+	for i := range f.Workers {
+		workers[f.Workers[i].Address] = &f.Workers[i]
+	}
+	for _, t := range f.Scheduler.Tasks {
+		switch {
+		case t.State == "processing" && t.ProcessingOn != "":
+			w := workers[t.ProcessingOn]
+			why := ""
+			switch {
+			case w == nil || w.Gone:
+				why = "its worker is gone"
+			case w.State == nil:
+				why = "its worker did not answer: " + w.Error
+			case !w.State.knows(t.Key):
+				why = "its worker does not know it: neither runs it, nor waits to, nor holds it"
+			}
+			if why != "" {
+				out = append(out, Stuck{Key: t.Key, State: t.State, Worker: t.ProcessingOn, Why: why})
+			}
+		case (t.State == "waiting" || t.State == "queued") && len(f.Scheduler.Workers) == 0:
+			out = append(out, Stuck{Key: t.Key, State: t.State, Why: "no worker is connected to run it"})
+		}
+	}
+	for _, w := range f.Workers {
+		if w.State == nil {
+			continue
+		}
+		for _, t := range w.State.Tasks {
+			if t.State == "ready" || t.Since.IsZero() {
+				continue
+			}
+			if d := w.State.Time.Sub(t.Since); d > after {
+				why := fmt.Sprintf("executing for %v", d.Round(time.Second))
+				if t.State == "waiting" {
+					why = fmt.Sprintf("waiting for %v for its inputs %v", d.Round(time.Second), t.Missing)
+				}
+				out = append(out, Stuck{Key: t.Key, State: t.State, Worker: w.Address, Why: why})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Stuck) int { return cmp.Compare(a.Key, b.Key) })
+	return out
+}
+
+// knows says whether the worker runs key, waits to, or holds its value.
+func (s *WorkerState) knows(key string) bool {
+	if _, ok := s.Data[key]; ok {
+		return true
+	}
+	return slices.ContainsFunc(s.Tasks, func(t WorkerTask) bool { return t.Key == key })
+}
