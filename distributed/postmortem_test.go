@@ -2,12 +2,14 @@ package distributed_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/diagnostics/dump"
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/graph"
@@ -71,7 +73,7 @@ func TestPerformanceReport(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s := reporttest.Read(t, path)
+	s := readReport(t, path)
 	r := s.Report
 	if r.Tasks != tasks || r.Erred != 1 || r.Computations != 2 || r.BytesComputed != computed || r.Workers != 2 ||
 		r.Threads != 4 {
@@ -227,4 +229,19 @@ func TestDumpAndStory(t *testing.T) {
 		t.Errorf("the failed task in the dump: %+v", erred)
 	}
 	checkStory("the dump's story", f.Story(string(key)))
+}
+
+// readReport reads back the data of the report in the file path.
+func readReport(t *testing.T, path string) *dashboard.Snapshot {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := dashboard.ReadReport(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -2,12 +2,14 @@ package local
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/diagnostics/dump"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/internal/browsertest"
@@ -89,7 +91,7 @@ func TestPerformanceReport(t *testing.T) {
 		t.Fatalf("PerformanceReport returned %v, want the failure of fn", err)
 	}
 
-	s := reporttest.Read(t, path)
+	s := readReport(t, path)
 	r := s.Report
 	if r == nil {
 		t.Fatal("the report has no summary")
@@ -200,4 +202,19 @@ func TestDumpClusterState(t *testing.T) {
 	if f.Dashboard == nil || len(f.Dashboard.Workers.Workers) != 1 {
 		t.Errorf("the dump's dashboard: %+v", f.Dashboard)
 	}
+}
+
+// readReport reads back the data of the report in the file path.
+func readReport(t *testing.T, path string) *dashboard.Snapshot {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := dashboard.ReadReport(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -234,7 +234,7 @@ func bandwidthSince(now, before *Bandwidth) *Bandwidth {
 				t.Bytes, t.Seconds, t.Count = t.Bytes-b.Bytes, t.Seconds-b.Seconds, t.Count-b.Count
 			}
 		}
-		if t.Count > 0 {
+		if t.Count > 0 || t.Bytes > 0 {
 			out.Pairs = append(out.Pairs, t)
 			for _, w := range []string{t.From, t.To} {
 				if !slices.Contains(out.Workers, w) {
@@ -250,7 +250,7 @@ func bandwidthSince(now, before *Bandwidth) *Bandwidth {
 				t.Bytes, t.Seconds, t.Count = t.Bytes-b.Bytes, t.Seconds-b.Seconds, t.Count-b.Count
 			}
 		}
-		if t.Count > 0 {
+		if t.Count > 0 || t.Bytes > 0 {
 			out.Prefixes = append(out.Prefixes, t)
 		}
 	}

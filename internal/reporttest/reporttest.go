@@ -1,34 +1,17 @@
 // Package reporttest opens performance reports (files written by
 // dashboard.WriteReport) in a headless Chromium for tests: it shows
 // their pages one by one and checks that they loaded nothing but the
-// file itself.
+// file itself. (dashboard.ReadReport reads back the data of one.)
 package reporttest
 
 import (
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/internal/browsertest"
 )
-
-// Read reads the snapshot the report in the file path carries.
-func Read(t testing.TB, path string) *dashboard.Snapshot {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := dashboard.ReadReport(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // Report is a report open in a page of the browser.
 type Report struct {
