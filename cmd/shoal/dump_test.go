@@ -54,7 +54,7 @@ func testDump(t *testing.T) string {
 				Data:  map[string]int64{"inc-1": 8},
 				Transitions: []dump.Transition{
 					{Time: at(2), Key: "fail-0", From: "released", To: "ready", Cause: "run-task", Worker: dw1},
-					{Time: at(3), Key: "fail-0", From: "ready", To: "executing", Cause: "run-task", Worker: dw1},
+					{Time: at(3), Key: "fail-0", From: "ready", To: "executing", Cause: "thread-free", Worker: dw1},
 					{Time: at(8), Key: "fail-0", From: "executing", To: "error", Cause: "executed", Worker: dw1,
 						Error: "failing on 0: boom"},
 				}}},
@@ -178,7 +178,7 @@ func TestDumpStory(t *testing.T) {
 		"15:04:05.000000 scheduler fail-0 released waiting graph-submitted",
 		"15:04:05.001000 scheduler fail-0 waiting processing graph-submitted",
 		"15:04:05.002000 " + dw1 + " fail-0 released ready run-task",
-		"15:04:05.003000 " + dw1 + " fail-0 ready executing run-task",
+		"15:04:05.003000 " + dw1 + " fail-0 ready executing thread-free",
 		"15:04:05.008000 " + dw1 + " fail-0 executing error executed failing on 0: boom",
 		"15:04:05.009000 scheduler fail-0 processing erred task-failed failing on 0: boom",
 	}

@@ -130,7 +130,7 @@ type Transition struct {
 	Key      string    `json:"key"`
 	From     string    `json:"from"`
 	To       string    `json:"to"`
-	Cause    string    `json:"cause"`              // the kind of event that caused it, such as "task-finished"
+	Cause    string    `json:"cause"`              // the kind of event that caused it, such as "task-finished"; on a worker, "thread-free" starts a ready task
 	Stimulus string    `json:"stimulus,omitempty"` // the id of the event, on the scheduler
 	Seq      uint64    `json:"seq,omitempty"`      // the number of the event, on the scheduler
 	Worker   string    `json:"worker,omitempty"`   // the worker whose transition it is; empty: the scheduler's

@@ -340,6 +340,7 @@ func (s *State) makeReady(t *wtask, at time.Time, from logState) {
 
 // fill starts ready tasks while threads are free.
 func (s *State) fill() {
+	s.cause = evStart
 	for !s.paused && s.executing < s.threads && s.readyHead < len(s.ready) {
 		t := s.ready[s.readyHead]
 		s.ready[s.readyHead] = nil

@@ -92,11 +92,15 @@ const (
 	evPut
 	evExecuted
 	evFetched
+	// evStart is no event but the cause of ready -> executing: the
+	// worker starts ready tasks after each batch of events, while
+	// threads are free.
+	evStart
 )
 
 var eventNames = [...]string{evRunTask: "run-task", evFetchKey: "fetch-key", evReleaseKey: "release-key",
 	evCancelTask: "cancel-task", evReset: "reset", evPause: "pause", evResume: "resume", evPut: "put",
-	evExecuted: "executed", evFetched: "fetched"}
+	evExecuted: "executed", evFetched: "fetched", evStart: "thread-free"}
 
 func unixNano(t time.Time) int64 {
 	if t.IsZero() {
