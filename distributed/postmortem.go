@@ -26,7 +26,8 @@ import (
 // workers.
 //
 // Its size is bounded: the task stream shows up to 5,000 task runs one
-// by one and beyond sums them in buckets of time, the workers' pages
+// by one and beyond sums them in buckets of time (of the last hour of a
+// longer period; the rest of the report covers all of it), the workers' pages
 // show their last 500 runs and 1,000 log records, the logs page the
 // last 10,000 records, the errors page the last 1,000 errors; the
 // profile is that of the whole period, and of each of the 16 busiest

@@ -35,8 +35,9 @@ const sampleInterval = 250 * time.Millisecond
 //
 // Its size is bounded as that of distributed.Client.PerformanceReport:
 // up to 5,000 task runs one by one in the task stream, beyond summed in
-// buckets of time; the last 1,000 errors; the profile of the whole
-// period, and of each of the 16 busiest prefixes alone.
+// buckets of time (of the last hour of a longer period); the last 1,000
+// errors; the profile of the whole period, and of each of the 16
+// busiest prefixes alone.
 //
 // The report is written whether fn fails or not; PerformanceReport
 // returns fn's error, joined with the report's if it could not be

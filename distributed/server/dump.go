@@ -182,8 +182,7 @@ func (x *service) DumpStory(ctx context.Context, r *wire.DumpStoryRequest) (*wir
 // snapshot, gzipped JSON.
 func (x *service) DumpReport(stream wire.Scheduler_DumpReportServer) error {
 	s := x.s
-	first, err := stream.Recv()
-	if err != nil {
+	if _, err := stream.Recv(); err != nil {
 		return err
 	}
 	p := dashboard.NewPeriod()
@@ -211,7 +210,7 @@ func (x *service) DumpReport(stream wire.Scheduler_DumpReportServer) error {
 		return err
 	}
 	s.flushTelemetry(stream.Context(), nil)
-	snap := p.Stop(src, int(first.MaxBars), nil)
+	snap := p.Stop(src, 0, nil)
 	stopped = true
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)

@@ -4711,10 +4711,7 @@ func (x *DumpTransition) GetSeq() uint64 {
 // DumpReportUp is a client's message on a DumpReport stream: the first
 // starts the period, the next ends it.
 type DumpReportUp struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// How many task runs the report shows one by one before it sums them
-	// in buckets of time (0: the default).
-	MaxBars       int32 `protobuf:"varint,1,opt,name=max_bars,json=maxBars,proto3" json:"max_bars,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4747,13 +4744,6 @@ func (x *DumpReportUp) ProtoReflect() protoreflect.Message {
 // Deprecated: Use DumpReportUp.ProtoReflect.Descriptor instead.
 func (*DumpReportUp) Descriptor() ([]byte, []int) {
 	return file_shoal_proto_rawDescGZIP(), []int{67}
-}
-
-func (x *DumpReportUp) GetMaxBars() int32 {
-	if x != nil {
-		return x.MaxBars
-	}
-	return 0
 }
 
 type DumpReportDown struct {
@@ -5200,9 +5190,8 @@ const file_shoal_proto_rawDesc = "" +
 	"\bstimulus\x18\x06 \x01(\tR\bstimulus\x12\x16\n" +
 	"\x06worker\x18\a \x01(\tR\x06worker\x12\x14\n" +
 	"\x05error\x18\b \x01(\tR\x05error\x12\x10\n" +
-	"\x03seq\x18\t \x01(\x04R\x03seq\")\n" +
-	"\fDumpReportUp\x12\x19\n" +
-	"\bmax_bars\x18\x01 \x01(\x05R\amaxBars\"F\n" +
+	"\x03seq\x18\t \x01(\x04R\x03seq\"\x0e\n" +
+	"\fDumpReportUp\"F\n" +
 	"\x0eDumpReportDown\x12\x18\n" +
 	"\astarted\x18\x01 \x01(\bR\astarted\x12\x1a\n" +
 	"\bsnapshot\x18\x02 \x01(\fR\bsnapshot2\xb3\f\n" +
