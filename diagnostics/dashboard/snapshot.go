@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -99,7 +100,9 @@ func Capture(src Source, opts CaptureOptions) *Snapshot {
 }
 
 // captureProfiles takes the profile of q, and of each of its prefixes
-// and workers alone.
+// and workers alone: of the MaxProfiles workers with the most CPU time,
+// and of the MaxProfiles prefixes that ran the longest (a profile of a
+// prefix merges every window: only those are asked for).
 func (s *Snapshot) captureProfiles(src Source, q ProfileQuery) {
 	p, err := src.Profile(q)
 	if err != nil {
@@ -125,12 +128,26 @@ func (s *Snapshot) captureProfiles(src Source, q ProfileQuery) {
 		}
 		return out
 	}
-	s.PrefixProfiles = byCPU(p.Prefixes, func(n string) ProfileQuery {
+	s.PrefixProfiles = byCPU(busiest(p.Prefixes, p.Timeline, MaxProfiles), func(n string) ProfileQuery {
 		return ProfileQuery{Start: q.Start, Stop: q.Stop, Prefixes: []string{n}}
 	})
 	s.WorkerProfiles = byCPU(p.Workers, func(n string) ProfileQuery {
 		return ProfileQuery{Start: q.Start, Stop: q.Stop, Workers: []string{n}}
 	})
+}
+
+// busiest returns the n prefixes that ran the longest by tl, the first
+// of prefixes for those tl does not know.
+func busiest(prefixes []string, tl Timeline, n int) []string {
+	busy := map[string]float64{}
+	for i, p := range tl.Prefixes {
+		for _, b := range tl.Busy[i] {
+			busy[p] += b
+		}
+	}
+	out := slices.Clone(prefixes)
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(busy[b], busy[a]) })
+	return out[:min(n, len(out))]
 }
 
 // since leaves out what happened before start: worker samples, logs and

@@ -279,3 +279,15 @@ func wantAny(p *browsertest.Page, what, body string, want any) {
 		p.Errorf("%s: %v, want %v", what, got, want)
 	}
 }
+
+// TestBusiest picks the prefixes whose profiles a snapshot takes: those
+// that ran the longest.
+func TestBusiest(t *testing.T) {
+	tl := Timeline{Prefixes: []string{"a", "c", "d"}, Busy: [][]float64{{1, 2}, {4, 0}, {0.5}}}
+	if got := busiest([]string{"a", "b", "c", "d"}, tl, 2); !slices.Equal(got, []string{"c", "a"}) {
+		t.Errorf("busiest 2: %v, want [c a]", got)
+	}
+	if got := busiest([]string{"x", "y"}, Timeline{}, 5); !slices.Equal(got, []string{"x", "y"}) {
+		t.Errorf("with no timeline: %v, want the prefixes in order", got)
+	}
+}
