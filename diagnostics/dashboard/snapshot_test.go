@@ -166,7 +166,7 @@ func TestReportFile(t *testing.T) {
 	if strings.Contains(html, "<script>alert(1)</script>") {
 		t.Error("markup of the data made it into the report's HTML")
 	}
-	back, err := ReadReport(&buf)
+	back, err := ReadReport(strings.NewReader(html))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,6 +174,17 @@ func TestReportFile(t *testing.T) {
 	b, _ := json.Marshal(back)
 	if !bytes.Equal(a, b) {
 		t.Error("the snapshot read back from the report differs")
+	}
+	if !strings.Contains(html, `<template id="tpl-report"`) || !strings.Contains(html, `<template id="tpl-worker"`) {
+		t.Error("the report lacks its summary or a page")
+	}
+	// A snapshot of no period has no summary: its file starts with the
+	// status page.
+	buf.Reset()
+	noReport := *snap
+	noReport.Report = nil
+	if err := WriteReport(&buf, &noReport); err != nil || strings.Contains(buf.String(), `<template id="tpl-report"`) {
+		t.Errorf("a snapshot with no report: %v, summary page %v", err, strings.Contains(buf.String(), "tpl-report"))
 	}
 	if _, err := ReadReport(strings.NewReader("<html></html>")); err == nil {
 		t.Error("read a report from a page with no data")

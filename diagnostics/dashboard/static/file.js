@@ -13,7 +13,9 @@
     const h = decodeURIComponent(window.location.hash.slice(1));
     const q = h.indexOf("?");
     let want = q < 0 ? h : h.slice(0, q);
-    if (!document.getElementById("tpl-" + want) || !S.pageScripts[want]) want = "report";
+    if (!document.getElementById("tpl-" + want) || !S.pageScripts[want]) {
+      want = document.querySelector("template[id^='tpl-']").id.slice(4); // the first page
+    }
     if (S.currentPage) S.currentPage.close();
     S.currentPage = null;
     name = want;
