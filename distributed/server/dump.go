@@ -12,8 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/diagnostics/dump"
+	"github.com/shoal-data/shoal/distributed/internal/flightdata"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/internal/dumpstate"
@@ -101,7 +104,10 @@ func (s *Server) workerState(ctx context.Context, addr string) (*dump.WorkerStat
 	if err != nil {
 		return nil, fmt.Errorf("reach worker %s: %w", addr, err)
 	}
-	rep, err := wire.NewWorkerClient(conn).DumpState(ctx, &wire.DumpStateRequest{})
+	// A worker holding many values says much: more than gRPC's default
+	// bound of a message.
+	rep, err := wire.NewWorkerClient(conn).DumpState(ctx, &wire.DumpStateRequest{},
+		grpc.MaxCallRecvMsgSize(flightdata.MaxMessageBytes))
 	if err != nil {
 		return nil, fmt.Errorf("state of worker %s: %w", addr, err)
 	}
