@@ -41,3 +41,20 @@ func TestUserFrame(t *testing.T) {
 		t.Errorf("Shoal's functions start with %q", shoalPrefix)
 	}
 }
+
+// BenchmarkCaller is what finding the program's line costs a
+// submission, from a few frames deep.
+func BenchmarkCaller(b *testing.B) {
+	var s string
+	for b.Loop() {
+		s = nested(5)
+	}
+	_ = s
+}
+
+func nested(n int) string {
+	if n == 0 {
+		return Caller()
+	}
+	return nested(n - 1)
+}

@@ -302,3 +302,36 @@ func TestBusiest(t *testing.T) {
 		t.Errorf("with no timeline: %v, want the prefixes in order", got)
 	}
 }
+
+// TestReportBounded records a period of many task runs: the report sums
+// them in buckets, and its file stays small.
+func TestReportBounded(t *testing.T) {
+	hub := diagnostics.NewHub()
+	defer hub.Close()
+	p := NewPeriod()
+	p.Start(hub, newFake())
+	const runs = 50_000
+	evs := make([]diagnostics.Event, 0, 1000)
+	for i := range runs {
+		k := graph.Key(fmt.Sprintf("inc-%d", i))
+		evs = append(evs, diagnostics.Event{Kind: diagnostics.TaskTransition, Compute: 1, Key: k, From: "processing",
+			To: "memory", Worker: []string{w1, w2}[i%2], Start: p.start, Bytes: 8})
+		if len(evs) == cap(evs) {
+			hub.Publish(evs...)
+			evs = evs[:0]
+		}
+	}
+	s := p.Stop(newFake(), 0, nil)
+	if s.Report.Tasks != runs || !s.TaskWindow.Aggregated || len(s.TaskWindow.Runs) != 0 || s.TaskWindow.Count != runs {
+		t.Errorf("%d tasks; window aggregated %v with %d runs, count %d", s.Report.Tasks, s.TaskWindow.Aggregated,
+			len(s.TaskWindow.Runs), s.TaskWindow.Count)
+	}
+	var buf bytes.Buffer
+	if err := WriteReport(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a report of %d task runs: %d bytes", runs, buf.Len())
+	if buf.Len() > 2<<20 {
+		t.Errorf("a report of %d task runs takes %d bytes, want at most 2 MiB", runs, buf.Len())
+	}
+}
