@@ -218,6 +218,7 @@ func TestBrowserFile(t *testing.T) {
 		{"status", "workers", `return text("#summary-workers")`, "2"},
 		{"status", "bars", `return qa("#task-stream rect.run").length`, 43},
 		{"status", "no window to choose", `return q("#stream-window").parentElement.hidden`, true},
+		{"status", "where a computation was submitted", `return text("[data-computation='2'] .caller")`, "main.go:42"},
 		{"workers", "rows", `return qa("#workers-table tbody tr").length`, 3},
 		{"worker?name=" + w2Name, "the worker of that name", `return text("#worker-title")`, "Worker " + w2Name},
 		{"worker?name=" + w2Name, "its runs", `return qa("#worker-runs tbody tr").length`, 20},
