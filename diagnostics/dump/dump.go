@@ -328,16 +328,6 @@ func MergeStories(parts ...[]Transition) []Transition {
 	return out
 }
 
-// Worker returns the worker of address or name addr, or nil.
-func (f *File) Worker(addr string) *Worker {
-	for i := range f.Workers {
-		if w := &f.Workers[i]; w.Address == addr || w.Name != "" && w.Name == addr {
-			return w
-		}
-	}
-	return nil
-}
-
 // SortWorkers orders workers by address, those gone after the others.
 func SortWorkers(ws []Worker) {
 	slices.SortFunc(ws, func(a, b Worker) int {
