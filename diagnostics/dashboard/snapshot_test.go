@@ -222,6 +222,7 @@ func TestBrowserFile(t *testing.T) {
 		{"workers", "rows", `return qa("#workers-table tbody tr").length`, 3},
 		{"worker?name=" + w2Name, "the worker of that name", `return text("#worker-title")`, "Worker " + w2Name},
 		{"worker?name=" + w2Name, "its runs", `return qa("#worker-runs tbody tr").length`, 20},
+		{"worker?name=" + w2Name, "its profile", `return qa("#flame rect").length > 3`, true},
 		{"worker?name=nobody", "no such worker", `return text("#worker-missing")`, `no worker "nobody" in this file`},
 		{"system", "charts", `return qa("#system-charts figure").length > 0`, true},
 		{"groups", "groups", `return qa("#groups-graph g.group").length`, 4},

@@ -26,20 +26,22 @@
     return p;
   }
 
+  // address is the address of the worker of that name, or name.
+  function address(snap, name) {
+    const p = (snap.worker_pages || []).find((p) => p.worker.name === name);
+    return p ? p.worker.address : name;
+  }
+
   // logs filters the records of the file as GET /api/logs does.
   function logs(snap, params) {
     const all = snap.logs || { records: [], sources: [] };
     const least = params.level ? LEVELS[String(params.level).toUpperCase().replace("WARNING", "WARN")] : undefined;
     const text = (params.text || "").toLowerCase();
     const source = params.source || "";
-    let address = source;
-    if (source && source !== "scheduler") {
-      const p = (snap.worker_pages || []).find((p) => p.worker.name === source);
-      if (p) address = p.worker.address;
-    }
+    const from = address(snap, source);
     const matched = (all.records || []).filter((r) => {
       if (least !== undefined && !(LEVELS[r.level] >= least)) return false;
-      if (source && r.source !== address) return false;
+      if (source && r.source !== from) return false;
       const attrs = r.attrs || {};
       if (params.key && attrs.key !== params.key) return false;
       if (!text) return true;
@@ -56,7 +58,7 @@
     if (prefixes.length === 0 && workers.length === 0) return snap.profile;
     let p;
     if (prefixes.length === 1 && workers.length === 0) p = (snap.prefix_profiles || {})[prefixes[0]];
-    if (workers.length === 1 && prefixes.length === 0) p = (snap.worker_profiles || {})[workers[0]];
+    if (workers.length === 1 && prefixes.length === 0) p = (snap.worker_profiles || {})[address(snap, workers[0])];
     if (!p) {
       throw new Error("this file has the profile of everything, and of one prefix or one worker alone " +
         "(the busiest ones), not of this choice");
