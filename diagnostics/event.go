@@ -18,7 +18,7 @@ const (
 	// Duration and, for "memory", Bytes describe the run.
 	TaskTransition Kind = iota + 1
 	// ComputeStarted: a graph was submitted. Tasks counts its tasks per
-	// key prefix.
+	// key prefix; Caller says where the program submitted it.
 	ComputeStarted
 	// ComputeFinished: a computation ended. Err is set if it failed or was
 	// cancelled.
@@ -123,6 +123,7 @@ type Event struct {
 	Op       string         `json:"op,omitempty"`       // the task's op (TaskTransition to "erred")
 	Metrics  []FineMetric   `json:"metrics,omitempty"`  // Metrics: what was added to the totals
 	Alert    *Alert         `json:"alert,omitempty"`    // AlertRaised, AlertResolved
+	Caller   string         `json:"caller,omitempty"`   // ComputeStarted: where the user's code asked for it (see Caller)
 }
 
 // TotalTasks returns the number of tasks of a ComputeStarted event: the sum

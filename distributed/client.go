@@ -325,7 +325,7 @@ func (c *Client) fail(err error) {
 func decodeEvent(e *wire.Event) diagnostics.Event {
 	ev := diagnostics.Event{Kind: diagnostics.Kind(e.Kind), Compute: e.Compute, Key: graph.Key(e.Key),
 		From: e.From, To: e.To, Worker: e.Worker, Duration: time.Duration(e.DurationNanos), Bytes: e.Bytes,
-		Path: e.Path, Err: e.Err, Stimulus: e.Stimulus, Op: e.Op}
+		Path: e.Path, Err: e.Err, Stimulus: e.Stimulus, Op: e.Op, Caller: e.Caller}
 	ev.Prefix = ev.Key.Prefix()
 	for _, m := range e.Metrics {
 		ev.Metrics = append(ev.Metrics, diagnostics.FineMetric{Worker: m.Worker, Prefix: m.Prefix,
@@ -464,6 +464,7 @@ func (c *Client) submit(g *graph.Graph, keys []graph.Key, failFast bool) (*compu
 	if err != nil {
 		return nil, err
 	}
+	caller := diagnostics.Caller()
 	ks := make([]string, len(keys))
 	for i, k := range keys {
 		ks[i] = string(k)
@@ -491,7 +492,7 @@ func (c *Client) submit(g *graph.Graph, keys []graph.Key, failFast bool) (*compu
 	if comp.pending == 0 {
 		comp.finish()
 	}
-	c.outSubmit = append(c.outSubmit, &wire.Submit{Computation: comp.name, Graph: b, Keys: ks})
+	c.outSubmit = append(c.outSubmit, &wire.Submit{Computation: comp.name, Graph: b, Keys: ks, Caller: caller})
 	c.wake()
 	return comp, nil
 }

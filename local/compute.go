@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/diagnostics/alert"
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -145,7 +146,14 @@ func (e *Executor) start(c *computation, g *graph.Graph, keys []graph.Key) {
 				e.owner[t.Key] = c.id
 			}
 		}
-		e.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeStarted, Compute: c.id, Tasks: tasks})
+		if len(e.reports) > 0 {
+			groups, edges := dashboard.GraphGroups(g)
+			for _, r := range e.reports {
+				r.AddGraph(c.id, groups, edges)
+			}
+		}
+		e.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeStarted, Compute: c.id, Tasks: tasks,
+			Caller: diagnostics.Caller()})
 	}
 	e.alerts.shuffles = append(e.alerts.shuffles, alert.Shuffles(g, c.id)...)
 	now := time.Now()

@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/diagnostics/archive"
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -39,6 +40,7 @@ type Executor struct {
 	fine     diagnostics.FineMetrics
 	meter    graph.Meter // of fine, for the tasks
 	alerts   alerts
+	started  time.Time
 
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
@@ -65,6 +67,9 @@ type Executor struct {
 	trbuf     []scheduler.Transition
 	evbuf     []diagnostics.Event
 	wg        sync.WaitGroup
+
+	// The recorders of the performance reports recording (under mu).
+	reports []*dashboard.Recorder
 }
 
 // readyRun is a task ready to run, since when.
@@ -110,6 +115,7 @@ func New(opts ...Option) *Executor {
 		hub:     diagnostics.NewHub(),
 		clients: make(map[string]*computation),
 		archive: aw,
+		started: time.Now(),
 	}
 	e.cond = sync.NewCond(&e.mu)
 	e.baseCtx, e.baseCancel = context.WithCancel(context.Background())

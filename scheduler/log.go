@@ -187,6 +187,32 @@ func (s *State) Task(key graph.Key) (TaskInfo, bool) {
 	return s.taskInfo(t), true
 }
 
+// Tasks returns what the scheduler knows of every task it holds, by key.
+func (s *State) Tasks() []TaskInfo {
+	keys := make([]graph.Key, 0, len(s.tasks))
+	for k := range s.tasks {
+		keys = append(keys, k)
+	}
+	sortKeys(keys)
+	out := make([]TaskInfo, len(keys))
+	for i, k := range keys {
+		out[i] = s.taskInfo(s.tasks[k])
+	}
+	return out
+}
+
+// Clients returns the keys each client holds or waits for, by client.
+func (s *State) Clients() map[string][]graph.Key {
+	out := make(map[string][]graph.Key, len(s.clients))
+	for id, c := range s.clients {
+		out[id] = c.keys()
+	}
+	return out
+}
+
+// Clock returns the time of the last event handled.
+func (s *State) Clock() time.Time { return s.now }
+
 // Workers returns the current workers in order of arrival.
 func (s *State) Workers() []WorkerStatus {
 	out := make([]WorkerStatus, len(s.wlist))
@@ -229,11 +255,6 @@ func (s *State) NumTasks() int { return len(s.tasks) }
 // Dump returns the whole state as JSON: every task, worker and client, and
 // the kept transitions. Use it to inspect a scheduler after the fact.
 func (s *State) Dump() ([]byte, error) {
-	keys := make([]graph.Key, 0, len(s.tasks))
-	for k := range s.tasks {
-		keys = append(keys, k)
-	}
-	sortKeys(keys)
 	d := struct {
 		Time        time.Time              `json:"time"`
 		Tasks       []TaskInfo             `json:"tasks"`
@@ -241,14 +262,8 @@ func (s *State) Dump() ([]byte, error) {
 		Clients     map[string][]graph.Key `json:"clients"`
 		Counts      map[string]int         `json:"counts"`
 		Transitions []Transition           `json:"transitions"`
-	}{Time: s.now, Workers: s.Workers(), Clients: map[string][]graph.Key{}, Counts: map[string]int{},
+	}{Time: s.now, Tasks: s.Tasks(), Workers: s.Workers(), Clients: s.Clients(), Counts: map[string]int{},
 		Transitions: s.log.all()}
-	for _, k := range keys {
-		d.Tasks = append(d.Tasks, s.taskInfo(s.tasks[k]))
-	}
-	for id, c := range s.clients {
-		d.Clients[id] = c.keys()
-	}
 	for st, n := range s.Counts() {
 		d.Counts[st.String()] = n
 	}

@@ -1,5 +1,5 @@
 // Command shoal runs the processes of a Shoal cluster: a scheduler, and
-// workers that connect to it.
+// workers that connect to it; and reads the dumps of clusters.
 //
 //	shoal scheduler (--tls-ca FILE --tls-cert FILE --tls-key FILE | --insecure) [--addr HOST:PORT]
 //	                [--dashboard-address HOST:PORT] [--metrics-listen HOST:PORT] [--token-file FILE]
@@ -8,6 +8,10 @@
 //	             [--threads N] [--memory-limit 4GiB] [--local-dir DIR] [--name NAME]
 //	             [--resources GPU=1,...] [--listen HOST:PORT] [--nanny] [--pause 0.8]
 //	             [--terminate 0.95] [--metrics-listen HOST:PORT] [--token-file FILE]
+//	shoal dump inspect FILE [--stuck-after 1m]
+//	shoal dump story FILE KEY...
+//	shoal dump tasks FILE [--state STATE] [--worker ADDR] [--prefix PREFIX]
+//	shoal dashboard --dump FILE [--listen HOST:PORT]
 //
 // Every process of a cluster uses mutual TLS, with a certificate signed by
 // the cluster's CA (--tls-ca, --tls-cert, --tls-key), or plaintext when
@@ -19,6 +23,12 @@
 // register their own functions start their workers from the program
 // itself: distributed.NewLocalCluster, with distributed.ServeIfWorker at
 // the top of main.
+//
+// The dump commands read a cluster dump (distributed.Client.DumpClusterState)
+// after the cluster is gone: inspect prints its workers, its erred and
+// stuck tasks and their memory, story how tasks came to be where they were
+// (on the scheduler and on the workers), tasks the tasks in a state; and
+// dashboard --dump serves the dashboard's pages from it.
 package main
 
 import (
@@ -54,7 +64,10 @@ import (
 const usage = `Usage:
   shoal scheduler [flags]                 run a scheduler
   shoal worker SCHEDULER_ADDR [flags]     run a worker connected to the scheduler at SCHEDULER_ADDR
-  shoal help [scheduler|worker]           show this help, or a command's flags
+  shoal dump inspect|story|tasks FILE     read a cluster dump (Client.DumpClusterState)
+  shoal dashboard --dump FILE             serve the dashboard's pages from a cluster dump
+  shoal help [scheduler|worker|dump|dashboard]
+                                          show this help, or a command's flags
 
 Every process of a cluster needs security flags: mutual TLS with
 --tls-ca, --tls-cert and --tls-key (certificates signed by one CA, the same
@@ -86,6 +99,10 @@ func run(args []string, stderr io.Writer) int {
 		err = runScheduler(ctx, args[1:], stderr)
 	case "worker":
 		err = runWorker(ctx, args[1:], stderr)
+	case "dump":
+		err = runDump(args[1:], os.Stdout, stderr)
+	case "dashboard":
+		err = runDashboard(ctx, args[1:], stderr)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			return run([]string{args[1], "--help"}, stderr)

@@ -113,8 +113,18 @@
 // Each page reads what it shows through one object of its script,
 // Shoal.data (static/data.js): get(topic, params) and subscribe(topics,
 // params, onData, onError). On the live dashboard it reads these
-// endpoints; a page that defines Shoal.data before data.js, from JSON it
-// carries, shows the same pages from a file.
+// endpoints; from a file, it reads a Snapshot of them.
+//
+// # The pages from a file
+//
+// A Snapshot is every topic of a Source taken at once (Capture). The same
+// pages show one without its Source, with what it holds (see Snapshot):
+// WriteReport writes a performance report, one HTML file of every page
+// and the snapshot, which loads nothing and opens from disk (its first
+// page sums up its period: ReportSummary); FileHandler serves the pages
+// from a snapshot over HTTP. A Period records the events of an executor
+// between two moments and takes the snapshot of that stretch alone:
+// what a performance report shows.
 //
 // # Serving it
 //

@@ -108,7 +108,8 @@ func (f *fakeSource) Snapshot() *Status {
 		},
 		StreamNext: uint64(3 + step),
 		Computations: []Computation{
-			{ID: 2, Started: t0.Add(5 * time.Minute), State: "running", Tasks: 40, Progress: []Progress{inc}},
+			{ID: 2, Started: t0.Add(5 * time.Minute), State: "running", Tasks: 40, Progress: []Progress{inc},
+				Caller: "/src/etl/main.go:42"},
 			{ID: 1, Started: t0.Add(time.Minute), Finished: t0.Add(2 * time.Minute), State: "failed", Error: failError,
 				Tasks: 1, Progress: []Progress{failed}},
 		},

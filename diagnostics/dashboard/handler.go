@@ -102,8 +102,8 @@ func newHandler(src Source, opts ...Option) *handler {
 	mux.HandleFunc("GET /api/tasks", h.tasks)
 	mux.HandleFunc("GET /api/profile.pb.gz", h.profileData)
 	mux.HandleFunc("GET /api/events", h.events)
-	mux.HandleFunc("GET /health", h.health)
-	mux.HandleFunc("GET /static/", h.static)
+	mux.HandleFunc("GET /health", health)
+	mux.HandleFunc("GET /static/", serveStatic)
 	h.root = headers(mux)
 	return h
 }
@@ -144,16 +144,17 @@ var pageList = []pageInfo{
 
 // renderedPages are the pages as served, by name: built once from the
 // templates under static/pages.
-var renderedPages = sync.OnceValues(func() (map[string][]byte, error) {
+var renderedPages = sync.OnceValues(func() (map[string][]byte, error) { return renderPages(false) })
+
+// renderPages builds the pages, which read the data of a file when
+// offline (see FileHandler).
+func renderPages(offline bool) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, p := range pageList {
-		t, err := template.ParseFS(static, "static/pages/layout.html", "static/pages/"+p.Name+".html")
+		t, err := template.ParseFS(static, "static/pages/layout.html", "static/pages/defs.html",
+			"static/pages/"+p.Name+".html")
 		if err != nil {
 			return nil, err
-		}
-		title := p.Title + " · Shoal dashboard"
-		if p.Name == "status" {
-			title = "Shoal dashboard"
 		}
 		current := p.Name
 		if p.Name == "worker" {
@@ -161,14 +162,21 @@ var renderedPages = sync.OnceValues(func() (map[string][]byte, error) {
 		}
 		var b bytes.Buffer
 		if err := t.ExecuteTemplate(&b, "layout.html", map[string]any{
-			"Page": p, "Title": title, "Current": current, "Nav": pageList,
+			"Page": p, "Title": pageTitle(p), "Current": current, "Nav": pageList, "Offline": offline,
 		}); err != nil {
 			return nil, fmt.Errorf("page %s: %w", p.Name, err)
 		}
 		out[p.Name] = b.Bytes()
 	}
 	return out, nil
-})
+}
+
+func pageTitle(p pageInfo) string {
+	if p.Name == "status" {
+		return "Shoal dashboard"
+	}
+	return p.Title + " · Shoal dashboard"
+}
 
 func (h *handler) page(name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -210,9 +218,9 @@ var staticFiles = sync.OnceValue(func() http.Handler {
 	return http.StripPrefix("/static/", http.FileServerFS(sub))
 })
 
-// static serves the scripts, styles and images of the pages (not the
-// templates of the pages themselves).
-func (h *handler) static(w http.ResponseWriter, r *http.Request) {
+// serveStatic serves the scripts, styles and images of the pages (not
+// the templates of the pages themselves).
+func serveStatic(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/static/")
 	tag, ok := etags()[name]
 	if !ok || strings.HasPrefix(name, "pages/") {
@@ -294,7 +302,7 @@ func (h *handler) profileData(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-func (h *handler) health(w http.ResponseWriter, r *http.Request) {
+func health(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	fmt.Fprintln(w, "ok")

@@ -20,6 +20,7 @@ type compState struct {
 	state    string
 	err      string
 	tasks    int
+	caller   string
 	prefixes []*compPrefix // by name
 }
 
@@ -89,7 +90,7 @@ func (r *Recorder) computeStarted(e *diagnostics.Event) {
 		return
 	}
 	c := r.computation(e.Compute)
-	c.started = e.Time
+	c.started, c.caller = e.Time, e.Caller
 	for name, n := range e.Tasks {
 		c.prefix(name).total += n
 		c.tasks += n
@@ -120,7 +121,7 @@ func (r *Recorder) Computations() []Computation {
 	for i := len(r.comps) - 1; i >= 0; i-- {
 		c := r.comps[i]
 		cc := Computation{ID: c.id, Started: c.started, Finished: c.finished, State: c.state, Error: c.err,
-			Tasks: c.tasks, Progress: make([]Progress, 0, len(c.prefixes))}
+			Tasks: c.tasks, Progress: make([]Progress, 0, len(c.prefixes)), Caller: c.caller}
 		for _, p := range c.prefixes {
 			cc.Progress = append(cc.Progress, Progress{Prefix: p.name, Total: max(p.total, p.done+p.erred),
 				Done: p.done, Erred: p.erred, Processing: p.processing})

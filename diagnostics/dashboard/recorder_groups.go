@@ -57,6 +57,23 @@ func (r *Recorder) AddGraph(comp uint64, groups map[string]int, edges map[[2]str
 	}
 }
 
+// GraphGroups returns the task groups of g (see graph.Key.Group) with
+// their tasks, and the dependencies between groups: what AddGraph takes.
+func GraphGroups(g *graph.Graph) (map[string]int, map[[2]string]int) {
+	groups := map[string]int{}
+	edges := map[[2]string]int{}
+	for _, t := range g.Tasks() {
+		to := t.Key.Group()
+		groups[to]++
+		for _, d := range t.Deps {
+			if from := d.Group(); from != to {
+				edges[[2]string{from, to}]++
+			}
+		}
+	}
+	return groups, edges
+}
+
 func (g *groupState) held() int {
 	n := 0
 	for _, c := range g.live {

@@ -126,6 +126,7 @@ type Computation struct {
 	Error    string     `json:"error,omitempty"`   // why it failed
 	Tasks    int        `json:"tasks"`             // tasks of its graph
 	Progress []Progress `json:"progress"`          // its tasks per prefix, as when it ended for one that ended
+	Caller   string     `json:"caller,omitempty"`  // where the program submitted it: "file:line"
 }
 
 // TaskRun is one run of a task on a worker: a bar of the task stream.

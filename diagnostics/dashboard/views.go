@@ -3,6 +3,8 @@ package dashboard
 import (
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/shoal-data/shoal/diagnostics"
 )
 
@@ -216,6 +218,27 @@ type Profile struct {
 	// are summed into their parent.
 	Root     *FlameNode `json:"root"`
 	Timeline Timeline   `json:"timeline"`
+}
+
+// ProfileOf returns the flame graph of p, a profile of the windows of
+// store, with its window, samples and CPU time, and the prefixes and
+// workers of store for the filters. Its Timeline is left empty.
+func ProfileOf(p *profile.Profile, store *diagnostics.ProfileStore) *Profile {
+	out := &Profile{Root: diagnostics.FlameGraph(p, diagnostics.DefaultFlameMinFraction), Prefixes: []string{},
+		Workers: []string{}, Timeline: Timeline{Prefixes: []string{}, Busy: [][]float64{}}}
+	prefixes, workers := store.Labels()
+	out.Prefixes, out.Workers = append(out.Prefixes, prefixes...), append(out.Workers, workers...)
+	if p.TimeNanos != 0 {
+		out.Start = time.Unix(0, p.TimeNanos)
+		out.Stop = out.Start.Add(time.Duration(p.DurationNanos))
+	}
+	for _, sm := range p.Sample {
+		if len(sm.Value) > 0 {
+			out.Samples += sm.Value[0]
+		}
+	}
+	out.Seconds = float64(out.Root.Value) / 1e9
+	return out
 }
 
 // FlameNode is a frame of a flame graph: a function, the CPU time in it

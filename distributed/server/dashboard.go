@@ -380,24 +380,7 @@ func (d dashSource) Profile(q dashboard.ProfileQuery) (*dashboard.Profile, error
 	if err != nil {
 		return nil, err
 	}
-	out := &dashboard.Profile{Root: diagnostics.FlameGraph(p, diagnostics.DefaultFlameMinFraction)}
-	out.Prefixes, out.Workers = s.tel.profiles.Labels()
-	if out.Prefixes == nil {
-		out.Prefixes = []string{}
-	}
-	if out.Workers == nil {
-		out.Workers = []string{}
-	}
-	if p.TimeNanos != 0 {
-		out.Start = time.Unix(0, p.TimeNanos)
-		out.Stop = out.Start.Add(time.Duration(p.DurationNanos))
-	}
-	for _, sm := range p.Sample {
-		if len(sm.Value) > 0 {
-			out.Samples += sm.Value[0]
-		}
-	}
-	out.Seconds = float64(out.Root.Value) / 1e9
+	out := dashboard.ProfileOf(p, s.tel.profiles)
 	start, stop := q.Start, q.Stop
 	if stop.IsZero() {
 		stop = time.Now()

@@ -178,6 +178,9 @@ type Server struct {
 	dashHTTP   *metrics.Server
 	dashCancel context.CancelFunc // ends the dashboard's event streams
 
+	// The recorders of the performance reports recording (under mu).
+	reports []*dashboard.Recorder
+
 	// The dashboard's last description of the workers (under mu).
 	dashWorkersAt   time.Time
 	dashWorkersLast []dashboard.Worker

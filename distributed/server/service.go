@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/diagnostics/alert"
+	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/distributed/internal/pace"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
@@ -585,15 +586,21 @@ func (s *Server) clientBatch(cc *clientConn, b *wire.ClientBatch) error {
 					s.owner[t.Key] = c.number
 				}
 			}
-			if s.dash != nil {
-				groups, edges := graphGroups(g)
-				s.dash.AddGraph(c.number, groups, edges)
+			if s.dash != nil || len(s.reports) > 0 {
+				groups, edges := dashboard.GraphGroups(g)
+				if s.dash != nil {
+					s.dash.AddGraph(c.number, groups, edges)
+				}
+				for _, r := range s.reports {
+					r.AddGraph(c.number, groups, edges)
+				}
 			}
 			c.pending = make(map[graph.Key]bool, len(keys))
 			for _, k := range keys {
 				c.pending[k] = true
 			}
-			s.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeStarted, Compute: c.number, Tasks: tasks})
+			s.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeStarted, Compute: c.number, Tasks: tasks,
+				Caller: sub.Caller})
 		}
 		s.handle(&scheduler.GraphSubmitted{Meta: scheduler.Meta{Time: time.Now(), Stimulus: c.id}, Client: c.id,
 			Graph: g, Keys: keys, Priority: int(sub.Priority)})
@@ -717,7 +724,7 @@ func (s *Server) Info() *wire.ClusterInfo {
 func encodeEvent(e *diagnostics.Event) *wire.Event {
 	w := &wire.Event{Kind: int32(e.Kind), Compute: e.Compute, Key: string(e.Key), From: e.From, To: e.To,
 		Worker: e.Worker, DurationNanos: int64(e.Duration), Bytes: e.Bytes, Path: e.Path, Err: e.Err,
-		Stimulus: e.Stimulus, Op: e.Op}
+		Stimulus: e.Stimulus, Op: e.Op, Caller: e.Caller}
 	for _, m := range e.Metrics {
 		w.Metrics = append(w.Metrics, &wire.FineMetric{Worker: m.Worker, Prefix: m.Prefix, Activity: m.Activity,
 			Unit: m.Unit, Value: m.Value})
@@ -738,21 +745,4 @@ func encodeEvent(e *diagnostics.Event) *wire.Event {
 		}
 	}
 	return w
-}
-
-// graphGroups returns the task groups of g (graph.Key.Group) with their
-// tasks, and the dependencies between groups.
-func graphGroups(g *graph.Graph) (map[string]int, map[[2]string]int) {
-	groups := map[string]int{}
-	edges := map[[2]string]int{}
-	for _, t := range g.Tasks() {
-		to := t.Key.Group()
-		groups[to]++
-		for _, d := range t.Deps {
-			if from := d.Group(); from != to {
-				edges[[2]string{from, to}]++
-			}
-		}
-	}
-	return groups, edges
 }

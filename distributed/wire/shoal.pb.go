@@ -2381,11 +2381,13 @@ func (x *ClientBatch) GetCancel() []*Cancel {
 // Submit asks for keys computed by a graph, for one computation of the
 // client; reports name the computation.
 type Submit struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Computation   string                 `protobuf:"bytes,1,opt,name=computation,proto3" json:"computation,omitempty"`
-	Graph         []byte                 `protobuf:"bytes,2,opt,name=graph,proto3" json:"graph,omitempty"` // graph.Encode
-	Keys          []string               `protobuf:"bytes,3,rep,name=keys,proto3" json:"keys,omitempty"`
-	Priority      int64                  `protobuf:"varint,4,opt,name=priority,proto3" json:"priority,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Computation string                 `protobuf:"bytes,1,opt,name=computation,proto3" json:"computation,omitempty"`
+	Graph       []byte                 `protobuf:"bytes,2,opt,name=graph,proto3" json:"graph,omitempty"` // graph.Encode
+	Keys        []string               `protobuf:"bytes,3,rep,name=keys,proto3" json:"keys,omitempty"`
+	Priority    int64                  `protobuf:"varint,4,opt,name=priority,proto3" json:"priority,omitempty"`
+	// Where the client's program submitted it ("file:line").
+	Caller        string `protobuf:"bytes,100,opt,name=caller,proto3" json:"caller,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2446,6 +2448,13 @@ func (x *Submit) GetPriority() int64 {
 		return x.Priority
 	}
 	return 0
+}
+
+func (x *Submit) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
 }
 
 // Release drops keys of a computation (none: all of them).
@@ -2883,6 +2892,7 @@ type Event struct {
 	Tasks         map[string]int64       `protobuf:"bytes,14,rep,name=tasks,proto3" json:"tasks,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	Op            string                 `protobuf:"bytes,15,opt,name=op,proto3" json:"op,omitempty"`
 	Metrics       []*FineMetric          `protobuf:"bytes,16,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	Caller        string                 `protobuf:"bytes,100,opt,name=caller,proto3" json:"caller,omitempty"`
 	Alert         *AlertInfo             `protobuf:"bytes,400,opt,name=alert,proto3" json:"alert,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3028,6 +3038,13 @@ func (x *Event) GetMetrics() []*FineMetric {
 		return x.Metrics
 	}
 	return nil
+}
+
+func (x *Event) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
 }
 
 func (x *Event) GetAlert() *AlertInfo {
@@ -4756,6 +4773,378 @@ func (x *EnvironReply) GetPid() int32 {
 	return 0
 }
 
+type DumpStateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpStateRequest) Reset() {
+	*x = DumpStateRequest{}
+	mi := &file_shoal_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpStateRequest) ProtoMessage() {}
+
+func (x *DumpStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpStateRequest.ProtoReflect.Descriptor instead.
+func (*DumpStateRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{66}
+}
+
+// DumpStateReply carries a state as JSON, in the schema of the Go
+// package diagnostics/dump: a worker's answer is a dump.WorkerState, the
+// scheduler's a gzipped dump.File. JSON, not messages of its own: the
+// dump's schema is documented once, where its readers find it.
+type DumpStateReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Json          []byte                 `protobuf:"bytes,1,opt,name=json,proto3" json:"json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpStateReply) Reset() {
+	*x = DumpStateReply{}
+	mi := &file_shoal_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpStateReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpStateReply) ProtoMessage() {}
+
+func (x *DumpStateReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpStateReply.ProtoReflect.Descriptor instead.
+func (*DumpStateReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *DumpStateReply) GetJson() []byte {
+	if x != nil {
+		return x.Json
+	}
+	return nil
+}
+
+type DumpStoryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Keys          []string               `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpStoryRequest) Reset() {
+	*x = DumpStoryRequest{}
+	mi := &file_shoal_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpStoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpStoryRequest) ProtoMessage() {}
+
+func (x *DumpStoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpStoryRequest.ProtoReflect.Descriptor instead.
+func (*DumpStoryRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *DumpStoryRequest) GetKeys() []string {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+type DumpStoryReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Transitions   []*DumpTransition      `protobuf:"bytes,1,rep,name=transitions,proto3" json:"transitions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpStoryReply) Reset() {
+	*x = DumpStoryReply{}
+	mi := &file_shoal_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpStoryReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpStoryReply) ProtoMessage() {}
+
+func (x *DumpStoryReply) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpStoryReply.ProtoReflect.Descriptor instead.
+func (*DumpStoryReply) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *DumpStoryReply) GetTransitions() []*DumpTransition {
+	if x != nil {
+		return x.Transitions
+	}
+	return nil
+}
+
+// DumpTransition is a task's change of state (dump.Transition).
+type DumpTransition struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TimeUnixNano  int64                  `protobuf:"varint,1,opt,name=time_unix_nano,json=timeUnixNano,proto3" json:"time_unix_nano,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	From          string                 `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	To            string                 `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	Cause         string                 `protobuf:"bytes,5,opt,name=cause,proto3" json:"cause,omitempty"` // the kind of event that caused it
+	Stimulus      string                 `protobuf:"bytes,6,opt,name=stimulus,proto3" json:"stimulus,omitempty"`
+	Worker        string                 `protobuf:"bytes,7,opt,name=worker,proto3" json:"worker,omitempty"` // the worker whose state machine made it; empty: the scheduler's
+	Error         string                 `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`   // for a task that failed
+	Seq           uint64                 `protobuf:"varint,9,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpTransition) Reset() {
+	*x = DumpTransition{}
+	mi := &file_shoal_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpTransition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpTransition) ProtoMessage() {}
+
+func (x *DumpTransition) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpTransition.ProtoReflect.Descriptor instead.
+func (*DumpTransition) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *DumpTransition) GetTimeUnixNano() int64 {
+	if x != nil {
+		return x.TimeUnixNano
+	}
+	return 0
+}
+
+func (x *DumpTransition) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetCause() string {
+	if x != nil {
+		return x.Cause
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetStimulus() string {
+	if x != nil {
+		return x.Stimulus
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *DumpTransition) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+// DumpReportUp is a client's message on a DumpReport stream: the first
+// starts the period, the next ends it.
+type DumpReportUp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpReportUp) Reset() {
+	*x = DumpReportUp{}
+	mi := &file_shoal_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpReportUp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpReportUp) ProtoMessage() {}
+
+func (x *DumpReportUp) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpReportUp.ProtoReflect.Descriptor instead.
+func (*DumpReportUp) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{71}
+}
+
+type DumpReportDown struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Started bool                   `protobuf:"varint,1,opt,name=started,proto3" json:"started,omitempty"`
+	// The period's snapshot: gzipped JSON of a dashboard.Snapshot.
+	Snapshot      []byte `protobuf:"bytes,2,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpReportDown) Reset() {
+	*x = DumpReportDown{}
+	mi := &file_shoal_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpReportDown) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpReportDown) ProtoMessage() {}
+
+func (x *DumpReportDown) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpReportDown.ProtoReflect.Descriptor instead.
+func (*DumpReportDown) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *DumpReportDown) GetStarted() bool {
+	if x != nil {
+		return x.Started
+	}
+	return false
+}
+
+func (x *DumpReportDown) GetSnapshot() []byte {
+	if x != nil {
+		return x.Snapshot
+	}
+	return nil
+}
+
 var File_shoal_proto protoreflect.FileDescriptor
 
 const file_shoal_proto_rawDesc = "" +
@@ -4969,12 +5358,13 @@ const file_shoal_proto_rawDesc = "" +
 	"\vClientBatch\x124\n" +
 	"\x06submit\x18\x01 \x03(\v2\x1c.shoal.distributed.v1.SubmitR\x06submit\x127\n" +
 	"\arelease\x18\x02 \x03(\v2\x1d.shoal.distributed.v1.ReleaseR\arelease\x124\n" +
-	"\x06cancel\x18\x03 \x03(\v2\x1c.shoal.distributed.v1.CancelR\x06cancel\"p\n" +
+	"\x06cancel\x18\x03 \x03(\v2\x1c.shoal.distributed.v1.CancelR\x06cancel\"\x88\x01\n" +
 	"\x06Submit\x12 \n" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x14\n" +
 	"\x05graph\x18\x02 \x01(\fR\x05graph\x12\x12\n" +
 	"\x04keys\x18\x03 \x03(\tR\x04keys\x12\x1a\n" +
-	"\bpriority\x18\x04 \x01(\x03R\bpriority\"?\n" +
+	"\bpriority\x18\x04 \x01(\x03R\bpriority\x12\x16\n" +
+	"\x06caller\x18d \x01(\tR\x06caller\"?\n" +
 	"\aRelease\x12 \n" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x12\n" +
 	"\x04keys\x18\x02 \x03(\tR\x04keys\"V\n" +
@@ -5002,7 +5392,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x14\n" +
 	"\x05index\x18\x03 \x01(\x05R\x05index\x121\n" +
-	"\x05error\x18\x04 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"\xcc\x04\n" +
+	"\x05error\x18\x04 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"\xe4\x04\n" +
 	"\x05Event\x12$\n" +
 	"\x0etime_unix_nano\x18\x01 \x01(\x03R\ftimeUnixNano\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\x05R\x04kind\x12\x18\n" +
@@ -5020,7 +5410,8 @@ const file_shoal_proto_rawDesc = "" +
 	"\bstimulus\x18\r \x01(\tR\bstimulus\x12<\n" +
 	"\x05tasks\x18\x0e \x03(\v2&.shoal.distributed.v1.Event.TasksEntryR\x05tasks\x12\x0e\n" +
 	"\x02op\x18\x0f \x01(\tR\x02op\x12:\n" +
-	"\ametrics\x18\x10 \x03(\v2 .shoal.distributed.v1.FineMetricR\ametrics\x126\n" +
+	"\ametrics\x18\x10 \x03(\v2 .shoal.distributed.v1.FineMetricR\ametrics\x12\x16\n" +
+	"\x06caller\x18d \x01(\tR\x06caller\x126\n" +
 	"\x05alert\x18\x90\x03 \x01(\v2\x1f.shoal.distributed.v1.AlertInfoR\x05alert\x1a8\n" +
 	"\n" +
 	"TasksEntry\x12\x10\n" +
@@ -5159,8 +5550,28 @@ const file_shoal_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\">\n" +
 	"\fEnvironReply\x12\x1c\n" +
 	"\trestarted\x18\x01 \x01(\bR\trestarted\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid2\xf1\n" +
-	"\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\x12\n" +
+	"\x10DumpStateRequest\"$\n" +
+	"\x0eDumpStateReply\x12\x12\n" +
+	"\x04json\x18\x01 \x01(\fR\x04json\"&\n" +
+	"\x10DumpStoryRequest\x12\x12\n" +
+	"\x04keys\x18\x01 \x03(\tR\x04keys\"X\n" +
+	"\x0eDumpStoryReply\x12F\n" +
+	"\vtransitions\x18\x01 \x03(\v2$.shoal.distributed.v1.DumpTransitionR\vtransitions\"\xde\x01\n" +
+	"\x0eDumpTransition\x12$\n" +
+	"\x0etime_unix_nano\x18\x01 \x01(\x03R\ftimeUnixNano\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\tR\x02to\x12\x14\n" +
+	"\x05cause\x18\x05 \x01(\tR\x05cause\x12\x1a\n" +
+	"\bstimulus\x18\x06 \x01(\tR\bstimulus\x12\x16\n" +
+	"\x06worker\x18\a \x01(\tR\x06worker\x12\x14\n" +
+	"\x05error\x18\b \x01(\tR\x05error\x12\x10\n" +
+	"\x03seq\x18\t \x01(\x04R\x03seq\"\x0e\n" +
+	"\fDumpReportUp\"F\n" +
+	"\x0eDumpReportDown\x12\x18\n" +
+	"\astarted\x18\x01 \x01(\bR\astarted\x12\x1a\n" +
+	"\bsnapshot\x18\x02 \x01(\fR\bsnapshot2\x83\r\n" +
 	"\tScheduler\x12T\n" +
 	"\fWorkerStream\x12\x1e.shoal.distributed.v1.WorkerUp\x1a .shoal.distributed.v1.WorkerDown(\x010\x01\x12T\n" +
 	"\fClientStream\x12\x1e.shoal.distributed.v1.ClientUp\x1a .shoal.distributed.v1.ClientDown(\x010\x01\x12L\n" +
@@ -5178,13 +5589,19 @@ const file_shoal_proto_rawDesc = "" +
 	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12^\n" +
 	"\x14RegisterWorkerPlugin\x12#.shoal.distributed.v1.PluginRequest\x1a!.shoal.distributed.v1.PluginReply\x12S\n" +
 	"\aProfile\x12$.shoal.distributed.v1.ProfileRequest\x1a\".shoal.distributed.v1.ProfileReply\x12X\n" +
-	"\vFineMetrics\x12!.shoal.distributed.v1.InfoRequest\x1a&.shoal.distributed.v1.FineMetricsReply\x12N\n" +
-	"\x06Alerts\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.AlertsReply2\xc4\x02\n" +
+	"\vFineMetrics\x12!.shoal.distributed.v1.InfoRequest\x1a&.shoal.distributed.v1.FineMetricsReply\x12Y\n" +
+	"\tDumpState\x12&.shoal.distributed.v1.DumpStateRequest\x1a$.shoal.distributed.v1.DumpStateReply\x12Y\n" +
+	"\tDumpStory\x12&.shoal.distributed.v1.DumpStoryRequest\x1a$.shoal.distributed.v1.DumpStoryReply\x12Z\n" +
+	"\n" +
+	"DumpReport\x12\".shoal.distributed.v1.DumpReportUp\x1a$.shoal.distributed.v1.DumpReportDown(\x010\x01\x12N\n" +
+	"\x06Alerts\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.AlertsReply2\xfa\x03\n" +
 	"\x06Worker\x12K\n" +
 	"\x04Info\x12!.shoal.distributed.v1.InfoRequest\x1a .shoal.distributed.v1.WorkerInfo\x12G\n" +
 	"\x03Run\x12 .shoal.distributed.v1.RunRequest\x1a\x1e.shoal.distributed.v1.RunReply\x12Q\n" +
 	"\x06Plugin\x12#.shoal.distributed.v1.PluginRequest\x1a\".shoal.distributed.v1.PluginStatus\x12Q\n" +
-	"\tTelemetry\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.WorkerBatch2\\\n" +
+	"\tTelemetry\x12!.shoal.distributed.v1.InfoRequest\x1a!.shoal.distributed.v1.WorkerBatch\x12Y\n" +
+	"\tDumpState\x12&.shoal.distributed.v1.DumpStateRequest\x1a$.shoal.distributed.v1.DumpStateReply\x12Y\n" +
+	"\tDumpStory\x12&.shoal.distributed.v1.DumpStoryRequest\x1a$.shoal.distributed.v1.DumpStoryReply2\\\n" +
 	"\x05Nanny\x12S\n" +
 	"\aEnviron\x12$.shoal.distributed.v1.EnvironRequest\x1a\".shoal.distributed.v1.EnvironReplyB.Z,github.com/shoal-data/shoal/distributed/wireb\x06proto3"
 
@@ -5201,7 +5618,7 @@ func file_shoal_proto_rawDescGZIP() []byte {
 }
 
 var file_shoal_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
+var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
 var file_shoal_proto_goTypes = []any{
 	(Error_Kind)(0),            // 0: shoal.distributed.v1.Error.Kind
 	(*Registry)(nil),           // 1: shoal.distributed.v1.Registry
@@ -5270,26 +5687,33 @@ var file_shoal_proto_goTypes = []any{
 	(*FineMetricsReply)(nil),   // 64: shoal.distributed.v1.FineMetricsReply
 	(*EnvironRequest)(nil),     // 65: shoal.distributed.v1.EnvironRequest
 	(*EnvironReply)(nil),       // 66: shoal.distributed.v1.EnvironReply
-	nil,                        // 67: shoal.distributed.v1.Registry.SignaturesEntry
-	nil,                        // 68: shoal.distributed.v1.LogRecord.AttrsEntry
-	nil,                        // 69: shoal.distributed.v1.RegisterWorker.ResourcesEntry
-	nil,                        // 70: shoal.distributed.v1.WorkerStats.TasksEntry
-	nil,                        // 71: shoal.distributed.v1.RunTask.ResourcesEntry
-	nil,                        // 72: shoal.distributed.v1.Event.TasksEntry
-	nil,                        // 73: shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	nil,                        // 74: shoal.distributed.v1.ClusterInfo.TasksEntry
-	nil,                        // 75: shoal.distributed.v1.LogsReply.WorkersEntry
-	nil,                        // 76: shoal.distributed.v1.EnvironRequest.VarsEntry
+	(*DumpStateRequest)(nil),   // 67: shoal.distributed.v1.DumpStateRequest
+	(*DumpStateReply)(nil),     // 68: shoal.distributed.v1.DumpStateReply
+	(*DumpStoryRequest)(nil),   // 69: shoal.distributed.v1.DumpStoryRequest
+	(*DumpStoryReply)(nil),     // 70: shoal.distributed.v1.DumpStoryReply
+	(*DumpTransition)(nil),     // 71: shoal.distributed.v1.DumpTransition
+	(*DumpReportUp)(nil),       // 72: shoal.distributed.v1.DumpReportUp
+	(*DumpReportDown)(nil),     // 73: shoal.distributed.v1.DumpReportDown
+	nil,                        // 74: shoal.distributed.v1.Registry.SignaturesEntry
+	nil,                        // 75: shoal.distributed.v1.LogRecord.AttrsEntry
+	nil,                        // 76: shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	nil,                        // 77: shoal.distributed.v1.WorkerStats.TasksEntry
+	nil,                        // 78: shoal.distributed.v1.RunTask.ResourcesEntry
+	nil,                        // 79: shoal.distributed.v1.Event.TasksEntry
+	nil,                        // 80: shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	nil,                        // 81: shoal.distributed.v1.ClusterInfo.TasksEntry
+	nil,                        // 82: shoal.distributed.v1.LogsReply.WorkersEntry
+	nil,                        // 83: shoal.distributed.v1.EnvironRequest.VarsEntry
 }
 var file_shoal_proto_depIdxs = []int32{
-	67, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
+	74, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
 	0,  // 1: shoal.distributed.v1.Error.kind:type_name -> shoal.distributed.v1.Error.Kind
 	3,  // 2: shoal.distributed.v1.Error.cause:type_name -> shoal.distributed.v1.Error
 	3,  // 3: shoal.distributed.v1.Error.wraps:type_name -> shoal.distributed.v1.Error
-	68, // 4: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
+	75, // 4: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
 	6,  // 5: shoal.distributed.v1.WorkerUp.register:type_name -> shoal.distributed.v1.RegisterWorker
 	7,  // 6: shoal.distributed.v1.WorkerUp.batch:type_name -> shoal.distributed.v1.WorkerBatch
-	69, // 7: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	76, // 7: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
 	1,  // 8: shoal.distributed.v1.RegisterWorker.registry:type_name -> shoal.distributed.v1.Registry
 	17, // 9: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
 	18, // 10: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
@@ -5301,7 +5725,7 @@ var file_shoal_proto_depIdxs = []int32{
 	13, // 16: shoal.distributed.v1.WorkerBatch.stats:type_name -> shoal.distributed.v1.WorkerStats
 	9,  // 17: shoal.distributed.v1.WorkerBatch.shuffle_io:type_name -> shoal.distributed.v1.ShuffleIO
 	15, // 18: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
-	70, // 19: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
+	77, // 19: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
 	16, // 20: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
 	14, // 21: shoal.distributed.v1.WorkerStats.running:type_name -> shoal.distributed.v1.AlertRunning
 	3,  // 22: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
@@ -5313,7 +5737,7 @@ var file_shoal_proto_depIdxs = []int32{
 	24, // 28: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
 	25, // 29: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
 	26, // 30: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
-	71, // 31: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
+	78, // 31: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
 	28, // 32: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
 	29, // 33: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
 	1,  // 34: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
@@ -5327,75 +5751,86 @@ var file_shoal_proto_depIdxs = []int32{
 	36, // 42: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
 	37, // 43: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
 	3,  // 44: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
-	72, // 45: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
+	79, // 45: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
 	10, // 46: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
 	38, // 47: shoal.distributed.v1.Event.alert:type_name -> shoal.distributed.v1.AlertInfo
 	38, // 48: shoal.distributed.v1.AlertsReply.active:type_name -> shoal.distributed.v1.AlertInfo
 	38, // 49: shoal.distributed.v1.AlertsReply.recent:type_name -> shoal.distributed.v1.AlertInfo
-	73, // 50: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	80, // 50: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
 	18, // 51: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
 	41, // 52: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
-	74, // 53: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
+	81, // 53: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
 	4,  // 54: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
 	4,  // 55: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
 	4,  // 56: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
-	75, // 57: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
+	82, // 57: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
 	50, // 58: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
 	35, // 59: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
 	3,  // 60: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
 	60, // 61: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
 	10, // 62: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
-	76, // 63: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
-	48, // 64: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
-	5,  // 65: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
-	27, // 66: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
-	40, // 67: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
-	46, // 68: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
-	46, // 69: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
-	47, // 70: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
-	50, // 71: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
-	51, // 72: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
-	53, // 73: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
-	54, // 74: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
-	54, // 75: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
-	40, // 76: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
-	57, // 77: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
-	59, // 78: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
-	62, // 79: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
-	40, // 80: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
-	40, // 81: shoal.distributed.v1.Scheduler.Alerts:input_type -> shoal.distributed.v1.InfoRequest
-	40, // 82: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
-	57, // 83: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
-	59, // 84: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
-	40, // 85: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
-	65, // 86: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
-	19, // 87: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
-	33, // 88: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
-	42, // 89: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
-	45, // 90: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
-	45, // 91: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
-	49, // 92: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
-	45, // 93: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
-	52, // 94: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
-	45, // 95: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
-	45, // 96: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
-	55, // 97: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
-	56, // 98: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
-	58, // 99: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
-	61, // 100: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
-	63, // 101: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
-	64, // 102: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
-	39, // 103: shoal.distributed.v1.Scheduler.Alerts:output_type -> shoal.distributed.v1.AlertsReply
-	41, // 104: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
-	58, // 105: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
-	60, // 106: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
-	7,  // 107: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
-	66, // 108: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
-	87, // [87:109] is the sub-list for method output_type
-	65, // [65:87] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	83, // 63: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
+	71, // 64: shoal.distributed.v1.DumpStoryReply.transitions:type_name -> shoal.distributed.v1.DumpTransition
+	48, // 65: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
+	5,  // 66: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
+	27, // 67: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
+	40, // 68: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
+	46, // 69: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
+	46, // 70: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
+	47, // 71: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
+	50, // 72: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
+	51, // 73: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
+	53, // 74: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
+	54, // 75: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
+	54, // 76: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
+	40, // 77: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
+	57, // 78: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
+	59, // 79: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
+	62, // 80: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
+	40, // 81: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
+	67, // 82: shoal.distributed.v1.Scheduler.DumpState:input_type -> shoal.distributed.v1.DumpStateRequest
+	69, // 83: shoal.distributed.v1.Scheduler.DumpStory:input_type -> shoal.distributed.v1.DumpStoryRequest
+	72, // 84: shoal.distributed.v1.Scheduler.DumpReport:input_type -> shoal.distributed.v1.DumpReportUp
+	40, // 85: shoal.distributed.v1.Scheduler.Alerts:input_type -> shoal.distributed.v1.InfoRequest
+	40, // 86: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
+	57, // 87: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
+	59, // 88: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
+	40, // 89: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
+	67, // 90: shoal.distributed.v1.Worker.DumpState:input_type -> shoal.distributed.v1.DumpStateRequest
+	69, // 91: shoal.distributed.v1.Worker.DumpStory:input_type -> shoal.distributed.v1.DumpStoryRequest
+	65, // 92: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
+	19, // 93: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
+	33, // 94: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
+	42, // 95: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
+	45, // 96: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
+	45, // 97: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
+	49, // 98: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
+	45, // 99: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
+	52, // 100: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
+	45, // 101: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
+	45, // 102: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
+	55, // 103: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
+	56, // 104: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
+	58, // 105: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
+	61, // 106: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
+	63, // 107: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
+	64, // 108: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
+	68, // 109: shoal.distributed.v1.Scheduler.DumpState:output_type -> shoal.distributed.v1.DumpStateReply
+	70, // 110: shoal.distributed.v1.Scheduler.DumpStory:output_type -> shoal.distributed.v1.DumpStoryReply
+	73, // 111: shoal.distributed.v1.Scheduler.DumpReport:output_type -> shoal.distributed.v1.DumpReportDown
+	39, // 112: shoal.distributed.v1.Scheduler.Alerts:output_type -> shoal.distributed.v1.AlertsReply
+	41, // 113: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
+	58, // 114: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
+	60, // 115: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
+	7,  // 116: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
+	68, // 117: shoal.distributed.v1.Worker.DumpState:output_type -> shoal.distributed.v1.DumpStateReply
+	70, // 118: shoal.distributed.v1.Worker.DumpStory:output_type -> shoal.distributed.v1.DumpStoryReply
+	66, // 119: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
+	93, // [93:120] is the sub-list for method output_type
+	66, // [66:93] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_shoal_proto_init() }
@@ -5433,7 +5868,7 @@ func file_shoal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_proto_rawDesc), len(file_shoal_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   76,
+			NumMessages:   83,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

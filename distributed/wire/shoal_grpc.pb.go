@@ -43,6 +43,9 @@ const (
 	Scheduler_RegisterWorkerPlugin_FullMethodName = "/shoal.distributed.v1.Scheduler/RegisterWorkerPlugin"
 	Scheduler_Profile_FullMethodName              = "/shoal.distributed.v1.Scheduler/Profile"
 	Scheduler_FineMetrics_FullMethodName          = "/shoal.distributed.v1.Scheduler/FineMetrics"
+	Scheduler_DumpState_FullMethodName            = "/shoal.distributed.v1.Scheduler/DumpState"
+	Scheduler_DumpStory_FullMethodName            = "/shoal.distributed.v1.Scheduler/DumpStory"
+	Scheduler_DumpReport_FullMethodName           = "/shoal.distributed.v1.Scheduler/DumpReport"
 	Scheduler_Alerts_FullMethodName               = "/shoal.distributed.v1.Scheduler/Alerts"
 )
 
@@ -91,6 +94,17 @@ type SchedulerClient interface {
 	// FineMetrics returns the totals of the workers' fine performance
 	// metrics, per worker.
 	FineMetrics(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*FineMetricsReply, error)
+	// DumpState returns the state of the whole cluster (the cluster dump):
+	// the scheduler's, and every worker's as it answers the scheduler.
+	DumpState(ctx context.Context, in *DumpStateRequest, opts ...grpc.CallOption) (*DumpStateReply, error)
+	// DumpStory returns the transitions of keys on the scheduler and on
+	// the workers, oldest first.
+	DumpStory(ctx context.Context, in *DumpStoryRequest, opts ...grpc.CallOption) (*DumpStoryReply, error)
+	// DumpReport records what happens between the client's first message
+	// and its second (a performance report's period): the scheduler
+	// answers the first with started, the second with the snapshot of the
+	// period, and ends the stream.
+	DumpReport(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[DumpReportUp, DumpReportDown], error)
 	// Alerts returns the alerts raised and not resolved, and the last ones
 	// resolved.
 	Alerts(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*AlertsReply, error)
@@ -270,6 +284,39 @@ func (c *schedulerClient) FineMetrics(ctx context.Context, in *InfoRequest, opts
 	return out, nil
 }
 
+func (c *schedulerClient) DumpState(ctx context.Context, in *DumpStateRequest, opts ...grpc.CallOption) (*DumpStateReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DumpStateReply)
+	err := c.cc.Invoke(ctx, Scheduler_DumpState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) DumpStory(ctx context.Context, in *DumpStoryRequest, opts ...grpc.CallOption) (*DumpStoryReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DumpStoryReply)
+	err := c.cc.Invoke(ctx, Scheduler_DumpStory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *schedulerClient) DumpReport(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[DumpReportUp, DumpReportDown], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Scheduler_ServiceDesc.Streams[2], Scheduler_DumpReport_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[DumpReportUp, DumpReportDown]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Scheduler_DumpReportClient = grpc.BidiStreamingClient[DumpReportUp, DumpReportDown]
+
 func (c *schedulerClient) Alerts(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*AlertsReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AlertsReply)
@@ -325,6 +372,17 @@ type SchedulerServer interface {
 	// FineMetrics returns the totals of the workers' fine performance
 	// metrics, per worker.
 	FineMetrics(context.Context, *InfoRequest) (*FineMetricsReply, error)
+	// DumpState returns the state of the whole cluster (the cluster dump):
+	// the scheduler's, and every worker's as it answers the scheduler.
+	DumpState(context.Context, *DumpStateRequest) (*DumpStateReply, error)
+	// DumpStory returns the transitions of keys on the scheduler and on
+	// the workers, oldest first.
+	DumpStory(context.Context, *DumpStoryRequest) (*DumpStoryReply, error)
+	// DumpReport records what happens between the client's first message
+	// and its second (a performance report's period): the scheduler
+	// answers the first with started, the second with the snapshot of the
+	// period, and ends the stream.
+	DumpReport(grpc.BidiStreamingServer[DumpReportUp, DumpReportDown]) error
 	// Alerts returns the alerts raised and not resolved, and the last ones
 	// resolved.
 	Alerts(context.Context, *InfoRequest) (*AlertsReply, error)
@@ -385,6 +443,15 @@ func (UnimplementedSchedulerServer) Profile(context.Context, *ProfileRequest) (*
 }
 func (UnimplementedSchedulerServer) FineMetrics(context.Context, *InfoRequest) (*FineMetricsReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method FineMetrics not implemented")
+}
+func (UnimplementedSchedulerServer) DumpState(context.Context, *DumpStateRequest) (*DumpStateReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method DumpState not implemented")
+}
+func (UnimplementedSchedulerServer) DumpStory(context.Context, *DumpStoryRequest) (*DumpStoryReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method DumpStory not implemented")
+}
+func (UnimplementedSchedulerServer) DumpReport(grpc.BidiStreamingServer[DumpReportUp, DumpReportDown]) error {
+	return status.Error(codes.Unimplemented, "method DumpReport not implemented")
 }
 func (UnimplementedSchedulerServer) Alerts(context.Context, *InfoRequest) (*AlertsReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Alerts not implemented")
@@ -676,6 +743,49 @@ func _Scheduler_FineMetrics_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Scheduler_DumpState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DumpStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).DumpState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_DumpState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).DumpState(ctx, req.(*DumpStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_DumpStory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DumpStoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SchedulerServer).DumpStory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Scheduler_DumpStory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SchedulerServer).DumpStory(ctx, req.(*DumpStoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Scheduler_DumpReport_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(SchedulerServer).DumpReport(&grpc.GenericServerStream[DumpReportUp, DumpReportDown]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Scheduler_DumpReportServer = grpc.BidiStreamingServer[DumpReportUp, DumpReportDown]
+
 func _Scheduler_Alerts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(InfoRequest)
 	if err := dec(in); err != nil {
@@ -758,6 +868,14 @@ var Scheduler_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Scheduler_FineMetrics_Handler,
 		},
 		{
+			MethodName: "DumpState",
+			Handler:    _Scheduler_DumpState_Handler,
+		},
+		{
+			MethodName: "DumpStory",
+			Handler:    _Scheduler_DumpStory_Handler,
+		},
+		{
 			MethodName: "Alerts",
 			Handler:    _Scheduler_Alerts_Handler,
 		},
@@ -775,6 +893,12 @@ var Scheduler_ServiceDesc = grpc.ServiceDesc{
 			ServerStreams: true,
 			ClientStreams: true,
 		},
+		{
+			StreamName:    "DumpReport",
+			Handler:       _Scheduler_DumpReport_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
 	},
 	Metadata: "shoal.proto",
 }
@@ -784,6 +908,8 @@ const (
 	Worker_Run_FullMethodName       = "/shoal.distributed.v1.Worker/Run"
 	Worker_Plugin_FullMethodName    = "/shoal.distributed.v1.Worker/Plugin"
 	Worker_Telemetry_FullMethodName = "/shoal.distributed.v1.Worker/Telemetry"
+	Worker_DumpState_FullMethodName = "/shoal.distributed.v1.Worker/DumpState"
+	Worker_DumpStory_FullMethodName = "/shoal.distributed.v1.Worker/DumpStory"
 )
 
 // WorkerClient is the client API for Worker service.
@@ -805,6 +931,11 @@ type WorkerClient interface {
 	// profile windows, fine metrics, transfers and shuffle I/O (not its
 	// stats). It then does not send them again.
 	Telemetry(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*WorkerBatch, error)
+	// DumpState returns the worker's state machine: its tasks, values and
+	// fetches, its transition log and the events it handled.
+	DumpState(ctx context.Context, in *DumpStateRequest, opts ...grpc.CallOption) (*DumpStateReply, error)
+	// DumpStory returns the transitions of keys on the worker.
+	DumpStory(ctx context.Context, in *DumpStoryRequest, opts ...grpc.CallOption) (*DumpStoryReply, error)
 }
 
 type workerClient struct {
@@ -855,6 +986,26 @@ func (c *workerClient) Telemetry(ctx context.Context, in *InfoRequest, opts ...g
 	return out, nil
 }
 
+func (c *workerClient) DumpState(ctx context.Context, in *DumpStateRequest, opts ...grpc.CallOption) (*DumpStateReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DumpStateReply)
+	err := c.cc.Invoke(ctx, Worker_DumpState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workerClient) DumpStory(ctx context.Context, in *DumpStoryRequest, opts ...grpc.CallOption) (*DumpStoryReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DumpStoryReply)
+	err := c.cc.Invoke(ctx, Worker_DumpStory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkerServer is the server API for Worker service.
 // All implementations must embed UnimplementedWorkerServer
 // for forward compatibility.
@@ -874,6 +1025,11 @@ type WorkerServer interface {
 	// profile windows, fine metrics, transfers and shuffle I/O (not its
 	// stats). It then does not send them again.
 	Telemetry(context.Context, *InfoRequest) (*WorkerBatch, error)
+	// DumpState returns the worker's state machine: its tasks, values and
+	// fetches, its transition log and the events it handled.
+	DumpState(context.Context, *DumpStateRequest) (*DumpStateReply, error)
+	// DumpStory returns the transitions of keys on the worker.
+	DumpStory(context.Context, *DumpStoryRequest) (*DumpStoryReply, error)
 	mustEmbedUnimplementedWorkerServer()
 }
 
@@ -895,6 +1051,12 @@ func (UnimplementedWorkerServer) Plugin(context.Context, *PluginRequest) (*Plugi
 }
 func (UnimplementedWorkerServer) Telemetry(context.Context, *InfoRequest) (*WorkerBatch, error) {
 	return nil, status.Error(codes.Unimplemented, "method Telemetry not implemented")
+}
+func (UnimplementedWorkerServer) DumpState(context.Context, *DumpStateRequest) (*DumpStateReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method DumpState not implemented")
+}
+func (UnimplementedWorkerServer) DumpStory(context.Context, *DumpStoryRequest) (*DumpStoryReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method DumpStory not implemented")
 }
 func (UnimplementedWorkerServer) mustEmbedUnimplementedWorkerServer() {}
 func (UnimplementedWorkerServer) testEmbeddedByValue()                {}
@@ -989,6 +1151,42 @@ func _Worker_Telemetry_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Worker_DumpState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DumpStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkerServer).DumpState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Worker_DumpState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkerServer).DumpState(ctx, req.(*DumpStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Worker_DumpStory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DumpStoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkerServer).DumpStory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Worker_DumpStory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkerServer).DumpStory(ctx, req.(*DumpStoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Worker_ServiceDesc is the grpc.ServiceDesc for Worker service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1011,6 +1209,14 @@ var Worker_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Telemetry",
 			Handler:    _Worker_Telemetry_Handler,
+		},
+		{
+			MethodName: "DumpState",
+			Handler:    _Worker_DumpState_Handler,
+		},
+		{
+			MethodName: "DumpStory",
+			Handler:    _Worker_DumpStory_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -22,6 +22,10 @@ import (
 // *wire.MissingDataError, which the scheduler answers by computing the
 // dependency again.
 //
+// It keeps the last transitions of its tasks and the last events it
+// handled (LogSize of each), for the story of a task and the cluster
+// dump; their times are those given to HandleAt.
+//
 // State is not safe for concurrent use.
 type State struct {
 	threads   int
@@ -34,6 +38,11 @@ type State struct {
 	data      map[graph.Key]int64
 	paused    bool
 	out       []Instruction
+
+	now    time.Time // of the events being handled
+	cause  uint8     // the kind of the event being handled
+	trans  ring[transition]
+	events ring[eventRec]
 }
 
 type taskState uint8
@@ -55,6 +64,7 @@ type wtask struct {
 	missing   int
 	seq       uint64
 	cancelled bool
+	since     time.Time // when it came to its state
 }
 
 type fetch struct {
@@ -63,7 +73,11 @@ type fetch struct {
 	from    []string
 	waiters []*wtask
 	dropped bool
+	since   time.Time
 }
+
+// LogSize is how many transitions, and how many events, a State keeps.
+const LogSize = 10_000
 
 // NewState returns the state of a worker that runs threads tasks at once.
 func NewState(threads int) *State {
@@ -71,7 +85,7 @@ func NewState(threads int) *State {
 		threads = 1
 	}
 	return &State{threads: threads, tasks: map[graph.Key]*wtask{}, fetches: map[graph.Key]*fetch{},
-		data: map[graph.Key]int64{}}
+		data: map[graph.Key]int64{}, trans: ring[transition]{max: LogSize}, events: ring[eventRec]{max: LogSize}}
 }
 
 // Event is something that happened to a worker.
@@ -225,11 +239,18 @@ func (*Report) workerInstruction()        {}
 func (*ReportMissing) workerInstruction() {}
 
 // Handle applies events in order and returns the instructions they lead
-// to. The slice is reused by the next call.
-func (s *State) Handle(events ...Event) []Instruction {
+// to. The slice is reused by the next call. The transitions and events
+// it logs have no time: see HandleAt.
+func (s *State) Handle(events ...Event) []Instruction { return s.HandleAt(time.Time{}, events...) }
+
+// HandleAt is Handle for events that happened at now: the time of the
+// transitions and events it logs.
+func (s *State) HandleAt(now time.Time, events ...Event) []Instruction {
 	clear(s.out)
 	s.out = s.out[:0]
+	s.now = now
 	for _, e := range events {
+		s.logEvent(e)
 		switch e := e.(type) {
 		case *RunTask:
 			s.run(e)
@@ -279,12 +300,14 @@ func (s *State) run(e *RunTask) {
 		missing = append(missing, string(d))
 	}
 	if missing != nil {
-		s.emit(&Report{Key: k, ID: e.ID, Err: &wire.MissingDataError{Keys: missing,
+		err := &wire.MissingDataError{Keys: missing,
 			Message: fmt.Sprintf("task %q: dependencies %q are neither held nor being fetched here: %v",
-				k, missing, errMissing)}})
+				k, missing, errMissing)}
+		s.logTransition(k, stReleased, stError, err)
+		s.emit(&Report{Key: k, ID: e.ID, Err: err})
 		return
 	}
-	t := &wtask{key: k, spec: e.Task, id: e.ID, comp: e.Computation, received: e.Time}
+	t := &wtask{key: k, spec: e.Task, id: e.ID, comp: e.Computation, received: e.Time, since: s.now}
 	for i, d := range e.Task.Deps {
 		if _, ok := s.data[d]; ok {
 			continue
@@ -302,20 +325,25 @@ func (s *State) run(e *RunTask) {
 	}
 	s.tasks[k] = t
 	if t.missing == 0 {
-		s.makeReady(t, e.Time)
+		s.makeReady(t, e.Time, stReleased)
+	} else {
+		s.logTransition(k, stReleased, stWaiting, nil)
 	}
 }
 
 var errMissing = fmt.Errorf("missing dependency data")
 
-func (s *State) makeReady(t *wtask, at time.Time) {
+func (s *State) makeReady(t *wtask, at time.Time, from logState) {
 	t.state = ready
 	t.readyAt = at
+	t.since = s.now
 	s.ready = append(s.ready, t)
+	s.logTransition(t.key, from, stReady, nil)
 }
 
 // fill starts ready tasks while threads are free.
 func (s *State) fill() {
+	s.cause = evStart
 	for !s.paused && s.executing < s.threads && s.readyHead < len(s.ready) {
 		t := s.ready[s.readyHead]
 		s.ready[s.readyHead] = nil
@@ -324,6 +352,8 @@ func (s *State) fill() {
 			continue
 		}
 		t.state = executing
+		t.since = s.now
+		s.logTransition(t.key, stReady, stExecuting, nil)
 		s.executing++
 		s.seq++
 		t.seq = s.seq
@@ -347,19 +377,26 @@ func (s *State) fetch(e *FetchKey) {
 	}
 	if f, ok := s.fetches[e.Key]; ok {
 		f.from = e.From
-		f.dropped = false
+		if f.dropped {
+			f.dropped = false
+			s.logTransition(e.Key, stReleased, stFetching, nil)
+		}
 		return
 	}
 	s.seq++
-	f := &fetch{key: e.Key, seq: s.seq, from: e.From}
+	f := &fetch{key: e.Key, seq: s.seq, from: e.From, since: s.now}
 	s.fetches[e.Key] = f
+	s.logTransition(e.Key, stReleased, stFetching, nil)
 	s.emit(&StartFetch{Key: e.Key, From: e.From, Seq: f.seq, Size: e.Size})
 }
 
 func (s *State) put(e *Put) {
+	from := stReleased
 	if _, ok := s.data[e.Key]; ok {
 		s.emit(&Drop{Key: e.Key})
+		from = stMemory
 	}
+	s.logTransition(e.Key, from, stMemory, nil)
 	s.data[e.Key] = e.Size
 	s.emit(&Store{Key: e.Key, Value: e.Value, Size: e.Size})
 }
@@ -368,9 +405,11 @@ func (s *State) release(k graph.Key) {
 	if _, ok := s.data[k]; ok {
 		delete(s.data, k)
 		s.emit(&Drop{Key: k})
+		s.logTransition(k, stMemory, stReleased, nil)
 	}
-	if f, ok := s.fetches[k]; ok {
+	if f, ok := s.fetches[k]; ok && !f.dropped {
 		f.dropped = true
+		s.logTransition(k, stFetching, stReleased, nil)
 	}
 }
 
@@ -384,6 +423,7 @@ func (s *State) cancel(k graph.Key, steal bool) {
 			return // started here: it finishes here
 		}
 		delete(s.tasks, k)
+		s.logTransition(k, t.logState(), stCancelled, nil)
 		s.emit(&Report{Key: k, ID: t.id, Err: fmt.Errorf("task %q moved to another worker before it ran: %w", k, context.Canceled)})
 		return
 	}
@@ -395,6 +435,7 @@ func (s *State) cancel(k graph.Key, steal bool) {
 		return
 	}
 	delete(s.tasks, k)
+	s.logTransition(k, t.logState(), stCancelled, nil)
 	s.emit(&Report{Key: k, ID: t.id, Err: fmt.Errorf("task %q cancelled by the scheduler before it ran: %w", k, context.Canceled)})
 }
 
@@ -403,6 +444,10 @@ func (s *State) reset() {
 		if t.state == executing {
 			s.emit(&Abort{Key: t.key, Seq: t.seq})
 		}
+		s.logTransition(t.key, t.logState(), stReleased, nil)
+	}
+	for k := range s.fetches {
+		s.logTransition(k, stFetching, stReleased, nil)
 	}
 	clear(s.tasks)
 	clear(s.fetches)
@@ -424,9 +469,11 @@ func (s *State) executed(e *Executed) {
 	delete(s.tasks, e.Key)
 	s.executing--
 	if e.Err != nil {
+		s.logTransition(e.Key, stExecuting, stError, e.Err)
 		s.emit(&Report{Key: e.Key, ID: t.id, Err: e.Err, Start: e.Start, Duration: e.Duration})
 		return
 	}
+	s.logTransition(e.Key, stExecuting, stMemory, nil)
 	s.data[e.Key] = e.Size
 	s.emit(&Store{Key: e.Key, Value: e.Value, Size: e.Size})
 	s.emit(&Report{Key: e.Key, ID: t.id, Size: e.Size, Start: e.Start, Duration: e.Duration})
@@ -439,13 +486,14 @@ func (s *State) fetched(e *Fetched) {
 	}
 	delete(s.fetches, e.Key)
 	if e.Err == nil && !f.dropped {
+		s.logTransition(e.Key, stFetching, stMemory, nil)
 		s.data[e.Key] = e.Size
 		s.emit(&Store{Key: e.Key, Value: e.Value, Size: e.Size})
 		for _, t := range f.waiters {
 			if s.tasks[t.key] == t && t.state == waiting {
 				t.missing--
 				if t.missing == 0 {
-					s.makeReady(t, e.Time)
+					s.makeReady(t, e.Time, stWaiting)
 				}
 			}
 		}
@@ -455,13 +503,16 @@ func (s *State) fetched(e *Fetched) {
 	if cause == nil {
 		cause = fmt.Errorf("released while it was fetched")
 	} else {
+		s.logTransition(e.Key, stFetching, stMissing, e.Err)
 		s.emit(&ReportMissing{Key: e.Key, From: f.from})
 	}
 	for _, t := range f.waiters {
 		if s.tasks[t.key] == t && t.state == waiting {
 			delete(s.tasks, t.key)
-			s.emit(&Report{Key: t.key, ID: t.id, Err: &wire.MissingDataError{Keys: []string{string(e.Key)},
-				Message: fmt.Sprintf("task %q: fetch dependency %q from %v: %v (%v)", t.key, e.Key, f.from, cause, errMissing)}})
+			err := &wire.MissingDataError{Keys: []string{string(e.Key)},
+				Message: fmt.Sprintf("task %q: fetch dependency %q from %v: %v (%v)", t.key, e.Key, f.from, cause, errMissing)}
+			s.logTransition(t.key, stWaiting, stError, err)
+			s.emit(&Report{Key: t.key, ID: t.id, Err: err})
 		}
 	}
 }

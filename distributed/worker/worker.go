@@ -620,8 +620,9 @@ func (w *Worker) resetAll() {
 // handle feeds events to the state machine and carries out its
 // instructions. Called with w.mu held.
 func (w *Worker) handle(evs ...Event) {
-	w.accountIdle(time.Now())
-	ins := w.state.Handle(evs...)
+	now := time.Now()
+	w.accountIdle(now)
+	ins := w.state.HandleAt(now, evs...)
 	report := false
 	for _, in := range ins {
 		switch in := in.(type) {

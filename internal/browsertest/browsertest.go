@@ -189,6 +189,7 @@ type Page struct {
 	mu       sync.Mutex
 	problems []Problem
 	requests map[network.RequestID]string // URL of each request, for the failures
+	urls     []string                     // of every request, in order
 	shot     bool                         // a screenshot was taken for a failure
 }
 
@@ -248,6 +249,7 @@ func (p *Page) listen(ev any) {
 	case *network.EventRequestWillBeSent:
 		p.mu.Lock()
 		p.requests[e.RequestID] = e.Request.URL
+		p.urls = append(p.urls, e.Request.URL)
 		p.mu.Unlock()
 		return
 	case *network.EventResponseReceived:
@@ -311,6 +313,15 @@ func (p *Page) Problems() []Problem {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Problem(nil), p.problems...)
+}
+
+// Requests returns the URL of every request the page made so far (and
+// of the document itself), in order: a page that must load nothing from
+// elsewhere, such as a file opened from disk, is checked with it.
+func (p *Page) Requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.urls...)
 }
 
 // NoErrors fails the test for every problem of the page so far, with a

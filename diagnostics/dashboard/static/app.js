@@ -17,7 +17,12 @@
 //
 // and a page changes its parameters with page.set({name: value}), which
 // updates the URL and subscribes again. Every page also subscribes to the
-// alerts, which the frame shows in a banner above the page.
+// alerts, which the frame shows in a banner above the page. page.close()
+// stops it: a file that holds every page (a report, file.js) shows one at
+// a time.
+//
+// A page's parameters are the query string of its URL; in a file of
+// pages, S.pageQuery and S.setPageQuery read and write them instead.
 "use strict";
 
 (function (S) {
@@ -25,7 +30,7 @@
 
   S.page = function (spec) {
     const page = {
-      url: new URLSearchParams(window.location.search),
+      url: new URLSearchParams(S.pageQuery !== undefined ? S.pageQuery : window.location.search),
       data: {},
       errors: {},
       changed: new Set(), // the topics that came since the last render
@@ -33,6 +38,7 @@
       now: Date.now(),
       set: set,
       redraw: schedule,
+      close: close,
     };
     let sub = null;
     let topics = [];
@@ -45,8 +51,19 @@
         if (Array.isArray(v)) { for (const x of v) page.url.append(k, x); } else if (v !== "" && v !== null && v !== undefined) page.url.set(k, v);
       }
       const q = page.url.toString();
-      window.history.replaceState(null, "", q ? "?" + q : window.location.pathname);
+      if (S.setPageQuery) S.setPageQuery(q);
+      else window.history.replaceState(null, "", q ? "?" + q : window.location.pathname);
       connect();
+    }
+
+    let closed = false;
+    function close() {
+      closed = true;
+      if (sub) sub.close();
+      sub = null;
+      clearTimeout(hiddenTimer);
+      window.removeEventListener("resize", resized);
+      document.removeEventListener("visibilitychange", visibility);
     }
 
     function connect() {
@@ -80,6 +97,7 @@
 
     function draw() {
       scheduled = false;
+      if (closed) return;
       for (const t of topics) if (!(t in page.data) && !page.errors[t]) return;
       page.now = Date.now();
       showErrors();
@@ -131,27 +149,30 @@
       c.dataset.state = state;
       c.textContent = text;
     });
-    window.addEventListener("resize", () => {
+    function resized() {
       if (renders === 0) return;
       for (const t of topics) page.changed.add(t);
       schedule();
-    });
+    }
+    window.addEventListener("resize", resized);
     // A page hidden for a while stops its stream, which costs the
     // scheduler, and takes it up again when it is shown.
     let hiddenTimer = null;
-    document.addEventListener("visibilitychange", () => {
+    function visibility() {
       clearTimeout(hiddenTimer);
       if (document.hidden) {
         hiddenTimer = setTimeout(() => { if (sub) { sub.close(); sub = null; } }, HIDDEN_MS);
       } else if (!sub && topics.length > 0) {
         connect();
       }
-    });
+    }
+    document.addEventListener("visibilitychange", visibility);
     if (spec.setup) spec.setup(page);
     connect();
     if (!topics.includes("status")) {
       S.data.get("status").then(showScheduler, () => {});
     }
+    S.currentPage = page;
     return page;
   };
 
@@ -244,10 +265,12 @@
     return rows;
   };
 
-  // card is a number of the summary of a page.
+  // card is a number of the summary of a page; opts.raw is the number
+  // unformatted, in its data-value.
   S.card = function (label, value, opts) {
     opts = opts || {};
-    return S.el("div", { class: "card" + (opts.cls ? " " + opts.cls : ""), "data-card": opts.id || label },
+    return S.el("div", { class: "card" + (opts.cls ? " " + opts.cls : ""), "data-card": opts.id || label,
+      "data-value": opts.raw },
       S.el("div", { class: "label" }, label), S.el("div", { class: "value" }, value),
       opts.sub ? S.el("div", { class: "sub" }, opts.sub) : null);
   };

@@ -22,6 +22,8 @@
     setup: (page) => {
       flame = S.Flame(S.$("flame"), S.$("flame-info"));
       const sel = S.$("profile-window");
+      // A file has the profile of its period only.
+      sel.parentElement.hidden = !!S.data.offline;
       sel.value = params(page.url).last;
       sel.addEventListener("change", () => page.set({ last: sel.value === "5m" ? null : sel.value === "" ? "all" : sel.value }));
       S.$("flame-reset").addEventListener("click", () => flame.reset());

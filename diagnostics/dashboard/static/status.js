@@ -17,6 +17,8 @@
     topics: () => ["status", "task-window"],
     setup: (page) => {
       const sel = S.$("stream-window");
+      // A file has the stream of its period only.
+      sel.parentElement.hidden = !!S.data.offline;
       const w = page.url.get("window");
       if (WINDOWS.includes(w)) sel.value = w;
       sel.addEventListener("change", () => page.set({ window: sel.value === "1m" ? "" : sel.value }));
@@ -87,7 +89,8 @@
       const took = isFinite(end) ? "took " + S.duration(end - start) : "running for " + S.duration(now - start);
       const head = S.el("div", { class: "comp-head" },
         S.el("b", {}, "computation " + c.id), " ", S.el("span", { class: "state state-" + c.state }, c.state),
-        S.el("span", { class: "muted" }, " · " + c.tasks + " tasks · started " + S.clock(start) + " · " + took));
+        S.el("span", { class: "muted" }, " · " + c.tasks + " tasks · started " + S.clock(start) + " · " + took),
+        c.caller ? S.el("span", { class: "muted" }, " · from ", S.callerLabel(c.caller)) : null);
       const rows = (c.progress || []).map((p) => {
         const row = S.barRow(p.prefix, S.progressSegments(p), p.total, S.progressCount(p),
           { cls: c.state === "failed" ? "failed" : "" });

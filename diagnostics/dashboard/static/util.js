@@ -121,6 +121,12 @@ window.Shoal = Shoal;
     return s.length > n ? s.slice(0, Math.max(1, n - 1)) + "…" : s;
   };
 
+  // callerLabel shows where the program submitted a computation
+  // ("file:line"): the file's name, with its path in the tooltip.
+  S.callerLabel = function (caller) {
+    return S.el("span", { class: "mono caller", title: caller }, caller.slice(caller.lastIndexOf("/") + 1));
+  };
+
   // workerLink is a link to the page of a worker.
   S.workerLink = function (address, text) {
     return S.el("a", { href: "worker?" + new URLSearchParams({ name: address }), class: "mono" }, text || address);
