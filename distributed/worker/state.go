@@ -135,6 +135,10 @@ type Put struct {
 // go on; fetches go on.
 type Pause struct{ Paused bool }
 
+// FailReady fails, with Err, the tasks that are ready but not started: the
+// worker cannot start them (paused on memory it cannot free).
+type FailReady struct{ Err error }
+
 // Executed reports that an Execute ended, with the task's value or error.
 type Executed struct {
 	Key      graph.Key
@@ -163,6 +167,7 @@ func (*ReleaseKey) workerEvent() {}
 func (*CancelTask) workerEvent() {}
 func (*Reset) workerEvent()      {}
 func (*Pause) workerEvent()      {}
+func (*FailReady) workerEvent()  {}
 func (*Put) workerEvent()        {}
 func (*Executed) workerEvent()   {}
 func (*Fetched) workerEvent()    {}
@@ -264,6 +269,8 @@ func (s *State) HandleAt(now time.Time, events ...Event) []Instruction {
 			s.reset()
 		case *Pause:
 			s.paused = e.Paused
+		case *FailReady:
+			s.failReady(e.Err)
 		case *Put:
 			s.put(e)
 		case *Executed:
@@ -411,6 +418,20 @@ func (s *State) release(k graph.Key) {
 		f.dropped = true
 		s.logTransition(k, stFetching, stReleased, nil)
 	}
+}
+
+func (s *State) failReady(err error) {
+	for _, t := range s.ready[s.readyHead:] {
+		if t == nil || s.tasks[t.key] != t || t.state != ready {
+			continue
+		}
+		delete(s.tasks, t.key)
+		s.logTransition(t.key, stReady, stError, err)
+		s.emit(&Report{Key: t.key, ID: t.id, Err: err})
+	}
+	clear(s.ready)
+	s.ready = s.ready[:0]
+	s.readyHead = 0
 }
 
 func (s *State) cancel(k graph.Key, steal bool) {

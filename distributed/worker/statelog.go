@@ -92,6 +92,7 @@ const (
 	evPut
 	evExecuted
 	evFetched
+	evFailReady
 	// evStart is no event but the cause of ready -> executing: the
 	// worker starts ready tasks after each batch of events, while
 	// threads are free.
@@ -100,7 +101,7 @@ const (
 
 var eventNames = [...]string{evRunTask: "run-task", evFetchKey: "fetch-key", evReleaseKey: "release-key",
 	evCancelTask: "cancel-task", evReset: "reset", evPause: "pause", evResume: "resume", evPut: "put",
-	evExecuted: "executed", evFetched: "fetched", evStart: "thread-free"}
+	evExecuted: "executed", evFetched: "fetched", evFailReady: "fail-ready", evStart: "thread-free"}
 
 func unixNano(t time.Time) int64 {
 	if t.IsZero() {
@@ -142,6 +143,8 @@ func (s *State) logEvent(e Event) {
 		}
 	case *Put:
 		r.kind, r.key = evPut, e.Key
+	case *FailReady:
+		r.kind, r.detail = evFailReady, e.Err.Error()
 	case *Executed:
 		r.kind, r.key = evExecuted, e.Key
 		if e.Err != nil {

@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -154,6 +155,10 @@ type Worker struct {
 	overTarget bool  // managed memory was above the target at the last check
 	closed     bool
 
+	spillTarget int64     // the store's limit when memory is not short
+	freedAt     time.Time // when memory was last given back to the system
+	stuck       int       // checks paused with nothing to free and no task running
+
 	plugins    map[string]Plugin
 	pluginList []Plugin // sorted by name
 
@@ -253,6 +258,12 @@ func New(cfg Config) (*Worker, error) {
 		limit = int64(float64(cfg.MemoryLimit) * cfg.TargetFraction)
 	}
 	w.store.init(limit, dir, cfg.Registry, w.logger)
+	w.spillTarget = limit
+	if cfg.MemoryLimit > 0 && !cfg.InProcess {
+		// The Go runtime collects harder as the heap nears the pause
+		// threshold, before the worker has to pause.
+		debug.SetMemoryLimit(w.pauseAbove())
+	}
 	dial := cfg.DialOptions
 	if len(dial) == 0 {
 		dial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
@@ -318,17 +329,46 @@ func (w *Worker) watchMemory() {
 	}
 }
 
+// stuckChecks is how many memory checks in a row a paused worker may hold
+// nothing it could free and run no task before it fails the tasks waiting
+// to start.
+const stuckChecks = 5
+
 // checkMemory pauses or resumes the worker for a process memory of rss
-// bytes, and logs the change with the numbers.
+// bytes, and logs the change with the numbers. Above the pause threshold
+// it first frees what it can: the Go runtime gives its free memory back
+// to the system (for a worker with a process of its own, at most once a
+// second), and values are spilled until the process would be under the
+// threshold. A worker paused with nothing left to free and no task
+// running would wait for ever: after stuckChecks checks it fails the
+// tasks waiting to start, saying why.
 func (w *Worker) checkMemory(rss int64) {
 	above := w.pauseAbove()
 	if above <= 0 {
 		return
 	}
+	if rss >= above && !w.cfg.InProcess && time.Since(w.freedAt) >= time.Second {
+		debug.FreeOSMemory()
+		w.freedAt = time.Now()
+		rss = procmem.RSS()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
 	over := rss >= above
-	if over == w.state.Paused() || w.closed {
+	if over {
+		w.relieve(rss - above + above/10)
+	} else if w.store.limit != w.spillTarget {
+		w.store.limit = w.spillTarget
+	}
+	if over && w.state.Paused() {
+		w.checkStuck(rss, above)
+	} else {
+		w.stuck = 0
+	}
+	if over == w.state.Paused() {
 		return
 	}
 	attrs := []any{"process_memory", rss, "pause_threshold", above, "pause_fraction", w.cfg.PauseFraction,
@@ -343,6 +383,39 @@ func (w *Worker) checkMemory(rss int64) {
 	w.handle(&Pause{Paused: over})
 	w.wake() // report the memory at once, so the scheduler pauses placement too
 	w.memDirty = true
+}
+
+// relieve lowers the spill target so that excess bytes of values go to
+// disk. Called with w.mu held.
+func (w *Worker) relieve(excess int64) {
+	if w.spillTarget <= 0 || excess <= 0 {
+		return // the worker does not spill
+	}
+	if target := max(w.store.managed-excess, 0); target < w.store.limit {
+		w.store.limit = target
+	}
+	w.startSpill()
+}
+
+// checkStuck counts the checks at which the paused worker holds nothing
+// it could spill and runs no task, and fails the tasks waiting to start
+// after stuckChecks of them. Called with w.mu held.
+func (w *Worker) checkStuck(rss, above int64) {
+	if w.store.managed > 0 || w.spilling || w.state.Executing() > 0 {
+		w.stuck = 0
+		return
+	}
+	if w.stuck++; w.stuck < stuckChecks {
+		return
+	}
+	w.stuck = 0
+	err := fmt.Errorf("worker %s: paused with process memory %s above its pause threshold %s (%.2f of the %s limit) "+
+		"while it holds no value it could spill and runs no task: the memory is not the tasks' (the Go runtime, "+
+		"caches, leaks); raise the worker's memory limit or its pause fraction",
+		w.addr, procmem.Format(rss), procmem.Format(above), w.cfg.PauseFraction, procmem.Format(w.cfg.MemoryLimit))
+	w.logger.Error("failing the tasks waiting to start: paused with nothing to free", "process_memory", rss,
+		"pause_threshold", above, "memory_limit", w.cfg.MemoryLimit, "error", err)
+	w.handle(&FailReady{Err: err})
 }
 
 // Address returns the host:port the worker serves on.
@@ -672,7 +745,13 @@ func (w *Worker) handle(evs ...Event) {
 			"managed", w.store.managed, "target", w.store.limit, "memory_limit", w.cfg.MemoryLimit, "spilled", w.store.spilled)
 	}
 	w.overTarget = over
-	if over && !w.spilling && !w.closed {
+	w.startSpill()
+}
+
+// startSpill starts writing values to disk when they are over the target
+// and no spill runs. Called with w.mu held.
+func (w *Worker) startSpill() {
+	if w.store.overLimit() && !w.spilling && !w.closed {
 		w.spilling = true
 		w.wg.Add(1)
 		go w.spill()
