@@ -349,3 +349,36 @@ func TestNoWorkersLeft(t *testing.T) {
 	}
 	t.Logf("failed after %v: %v", time.Since(start).Round(time.Millisecond), err)
 }
+
+// TestWideFanIn sums 20,000 values computed on two workers: the worker
+// that runs the sum fetches its inputs a few at a time, keeps its
+// heartbeats, and stays in the cluster.
+func TestWideFanIn(t *testing.T) {
+	lc, c := newCluster(t, distributed.LocalClusterOptions{Workers: 2, ThreadsPerWorker: 1, InProcess: true,
+		HeartbeatInterval: 200 * time.Millisecond, Scheduler: server.Config{HeartbeatTimeout: 5 * time.Second}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const n = 20_000
+	parts := make([]any, n)
+	want := 0
+	for i := range n {
+		parts[i] = double.Call(i)
+		want += 2 * i
+	}
+	got, err := graph.Compute[int](ctx, c, sum.Call(graph.List(parts...)))
+	if err != nil || got != want {
+		t.Fatalf("sum %d, %v; want %d", got, err, want)
+	}
+	logs, err := c.SchedulerLogs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range logs {
+		if strings.Contains(r.Message, "worker lost") || strings.Contains(r.Message, "silent") {
+			t.Errorf("the scheduler said: %s %v", r.Message, r.Attrs)
+		}
+	}
+	if err := lc.Scheduler().WaitForWorkers(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+}

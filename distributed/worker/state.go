@@ -35,6 +35,10 @@ type State struct {
 	ready     []*wtask
 	readyHead int
 	fetches   map[graph.Key]*fetch
+	queued    []*fetch // fetches not started, oldest first
+	queueHead int
+	inFlight  int   // fetches started and not ended
+	flyBytes  int64 // their sizes
 	data      map[graph.Key]int64
 	paused    bool
 	out       []Instruction
@@ -71,13 +75,24 @@ type fetch struct {
 	key     graph.Key
 	seq     uint64
 	from    []string
+	size    int64
 	waiters []*wtask
 	dropped bool
+	started bool
 	since   time.Time
 }
 
 // LogSize is how many transitions, and how many events, a State keeps.
 const LogSize = 10_000
+
+// A worker gets at most MaxFetches values from its peers at once, of at
+// most MaxFetchBytes in all (one larger value alone); the other fetches
+// wait their turn. A task that needs 200,000 inputs must not start
+// 200,000 transfers at once.
+const (
+	MaxFetches    = 16
+	MaxFetchBytes = 128 << 20
+)
 
 // NewState returns the state of a worker that runs threads tasks at once.
 func NewState(threads int) *State {
@@ -391,10 +406,45 @@ func (s *State) fetch(e *FetchKey) {
 		return
 	}
 	s.seq++
-	f := &fetch{key: e.Key, seq: s.seq, from: e.From, since: s.now}
+	f := &fetch{key: e.Key, seq: s.seq, from: e.From, size: e.Size, since: s.now}
 	s.fetches[e.Key] = f
 	s.logTransition(e.Key, stReleased, stFetching, nil)
-	s.emit(&StartFetch{Key: e.Key, From: e.From, Seq: f.seq, Size: e.Size})
+	s.queued = append(s.queued, f)
+	s.startFetches()
+}
+
+// startFetches starts queued fetches while the limits allow.
+func (s *State) startFetches() {
+	for s.queueHead < len(s.queued) && s.inFlight < MaxFetches {
+		f := s.queued[s.queueHead]
+		if s.fetches[f.key] == f && s.inFlight > 0 && s.flyBytes+f.size > MaxFetchBytes {
+			break
+		}
+		s.queued[s.queueHead] = nil
+		s.queueHead++
+		if s.fetches[f.key] != f {
+			continue // forgotten by a reset
+		}
+		f.started = true
+		s.inFlight++
+		s.flyBytes += f.size
+		s.emit(&StartFetch{Key: f.key, From: f.from, Seq: f.seq, Size: f.size})
+	}
+	if s.queueHead == len(s.queued) {
+		clear(s.queued)
+		s.queued = s.queued[:0]
+		s.queueHead = 0
+	} else if s.queueHead > 1024 && 2*s.queueHead > len(s.queued) {
+		n := copy(s.queued, s.queued[s.queueHead:])
+		clear(s.queued[n:])
+		s.queued = s.queued[:n]
+		s.queueHead = 0
+	}
+}
+
+// FetchQueue returns how many fetches run, and how many wait their turn.
+func (s *State) FetchQueue() (running, queued int) {
+	return s.inFlight, len(s.queued) - s.queueHead
 }
 
 func (s *State) put(e *Put) {
@@ -472,6 +522,8 @@ func (s *State) reset() {
 	}
 	clear(s.tasks)
 	clear(s.fetches)
+	clear(s.queued)
+	s.queued, s.queueHead, s.inFlight, s.flyBytes = s.queued[:0], 0, 0, 0
 	clear(s.ready)
 	s.ready = s.ready[:0]
 	s.readyHead = 0
@@ -506,6 +558,9 @@ func (s *State) fetched(e *Fetched) {
 		return // from before a reset
 	}
 	delete(s.fetches, e.Key)
+	s.inFlight--
+	s.flyBytes -= f.size
+	defer s.startFetches()
 	if e.Err == nil && !f.dropped {
 		s.logTransition(e.Key, stFetching, stMemory, nil)
 		s.data[e.Key] = e.Size

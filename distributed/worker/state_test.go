@@ -202,3 +202,57 @@ func TestState(t *testing.T) {
 		})
 	}
 }
+
+// TestFetchLimits asks a worker to fetch more values than it may at once:
+// MaxFetches start, the rest wait and start as others end; large values
+// go a few at a time, a value larger than MaxFetchBytes alone.
+func TestFetchLimits(t *testing.T) {
+	starts := func(ins []Instruction) []*StartFetch {
+		var out []*StartFetch
+		for _, in := range ins {
+			if f, ok := in.(*StartFetch); ok {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	s := NewState(1)
+	var evs []Event
+	for i := range 40 {
+		evs = append(evs, &FetchKey{Key: graph.NewKey("x", "", i), From: []string{"peer"}, Size: 10})
+	}
+	started := starts(s.Handle(evs...))
+	if len(started) != MaxFetches {
+		t.Fatalf("%d fetches started, want %d", len(started), MaxFetches)
+	}
+	if run, queued := s.FetchQueue(); run != MaxFetches || queued != 40-MaxFetches {
+		t.Fatalf("running %d, queued %d", run, queued)
+	}
+	for done := 0; done < 40; {
+		f := started[0]
+		started = started[1:]
+		started = append(started, starts(s.Handle(&Fetched{Key: f.Key, Seq: f.Seq, Value: 1, Size: 10}))...)
+		done++
+		if run, _ := s.FetchQueue(); run > MaxFetches || len(started) != run {
+			t.Fatalf("after %d fetched: %d running, %d started", done, run, len(started))
+		}
+	}
+
+	// By bytes: three of 100 MiB, then one of 1 GiB.
+	s = NewState(1)
+	big := []Event{}
+	for i, size := range []int64{100 << 20, 100 << 20, 100 << 20, 1 << 30} {
+		big = append(big, &FetchKey{Key: graph.NewKey("big", "", i), From: []string{"peer"}, Size: size})
+	}
+	started = starts(s.Handle(big...))
+	for _, want := range []int{1, 1, 1, 1} {
+		if len(started) != want {
+			t.Fatalf("%d started at once, want %d", len(started), want)
+		}
+		f := started[0]
+		started = starts(s.Handle(&Fetched{Key: f.Key, Seq: f.Seq, Value: 1, Size: f.Size}))
+	}
+	if run, queued := s.FetchQueue(); run != 0 || queued != 0 {
+		t.Errorf("running %d, queued %d at the end", run, queued)
+	}
+}
