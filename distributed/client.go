@@ -7,8 +7,10 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -73,6 +75,7 @@ type Client struct {
 
 	mu        sync.Mutex
 	comps     map[string]*computation
+	moved     chan struct{} // closed when a computed value has new holders
 	ncomp     uint64
 	outSubmit []*wire.Submit
 	outRel    []*wire.Release
@@ -802,14 +805,22 @@ func (c *Client) gather(ctx context.Context, fs []*Future) ([]any, error) {
 		conn, err := c.peers.Get(j.addr)
 		var vals []any
 		var missing []int
+		moved := new(atomic.Bool)
 		if err == nil {
-			vals, missing, err = flightdata.GetMany(ctx, flight.NewFlightServiceClient(conn), j.keys, c.cfg.registry)
+			jfs := make([]*Future, len(j.idx))
+			for n, i := range j.idx {
+				jfs[n] = fs[i]
+			}
+			jctx, stop, m := c.untilMoved(ctx, j.addr, jfs...)
+			vals, missing, err = flightdata.GetMany(jctx, flight.NewFlightServiceClient(conn), j.keys, c.cfg.registry)
+			stop()
+			moved = m
 		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			if !flightdata.IsNotHeld(err) {
+			if !flightdata.IsNotHeld(err) && !moved.Load() {
 				setErr(fmt.Errorf("gather %d values from worker %s: %w", len(j.keys), j.addr, err))
 				return
 			}
@@ -872,12 +883,17 @@ func (c *Client) fetch(ctx context.Context, f *Future) (any, error) {
 				errs = append(errs, err)
 				continue
 			}
-			v, err := flightdata.Get(ctx, flight.NewFlightServiceClient(conn), string(f.key), c.cfg.registry)
+			gctx, stop, moved := c.untilMoved(ctx, addr, f)
+			v, err := flightdata.Get(gctx, flight.NewFlightServiceClient(conn), string(f.key), c.cfg.registry)
+			stop()
 			if err == nil {
 				return v, nil
 			}
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
+			}
+			if moved.Load() {
+				break // computed again elsewhere: fetch it from there
 			}
 			if !flightdata.IsNotHeld(err) {
 				return nil, fmt.Errorf("gather %q from worker %s: %w", f.key, addr, err)
@@ -928,12 +944,59 @@ func (f *Future) settle(err error) {
 	f.watchers = nil
 }
 
-// signalUpdate wakes fetches waiting for new holders. Called with c.mu held.
+// signalUpdate wakes fetches waiting for new holders, and those fetching
+// from the old ones. Called with c.mu held.
 func (f *Future) signalUpdate() {
 	if f.updated != nil {
 		close(f.updated)
 		f.updated = nil
 	}
+	if c := f.c; c != nil && c.moved != nil {
+		close(c.moved)
+		c.moved = nil
+	}
+}
+
+// movedChan is closed when a computed value gets new holders. Called with
+// c.mu held.
+func (c *Client) movedChan() chan struct{} {
+	if c.moved == nil {
+		c.moved = make(chan struct{})
+	}
+	return c.moved
+}
+
+// untilMoved returns a context that ends with ctx, or when one of fs has
+// holders that do not include addr any more (it was computed again
+// elsewhere: the worker left, or hangs), and whether it ended so.
+func (c *Client) untilMoved(ctx context.Context, addr string, fs ...*Future) (context.Context, context.CancelFunc, *atomic.Bool) {
+	mctx, cancel := context.WithCancel(ctx)
+	var moved atomic.Bool
+	go func() {
+		for {
+			c.mu.Lock()
+			ch := c.movedChan()
+			gone := false
+			for _, f := range fs {
+				if !slices.Contains(f.workers, addr) {
+					gone = true
+					break
+				}
+			}
+			c.mu.Unlock()
+			if gone {
+				moved.Store(true)
+				cancel()
+				return
+			}
+			select {
+			case <-ch:
+			case <-mctx.Done():
+				return
+			}
+		}
+	}()
+	return mctx, cancel, &moved
 }
 
 func (f *Future) updatedChan() chan struct{} {

@@ -382,3 +382,44 @@ func TestWideFanIn(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGatherFromHungWorker computes values on three worker processes,
+// stops one (SIGSTOP), and gathers them: the scheduler removes the silent
+// worker and computes what it held again elsewhere, and the gather
+// abandons its fetches from the stopped worker at once for the new
+// holders, instead of hanging on them.
+func TestGatherFromHungWorker(t *testing.T) {
+	lc, c := processCluster(t, distributed.LocalClusterOptions{Workers: 3, ThreadsPerWorker: 1,
+		HeartbeatInterval: 50 * time.Millisecond, Scheduler: server.Config{HeartbeatTimeout: 500 * time.Millisecond}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	inputs := make([]any, 60)
+	for i := range inputs {
+		inputs[i] = i
+	}
+	fs, err := c.Map(ctx, double.Name(), inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(ctx, fs...); err != nil {
+		t.Fatal(err)
+	}
+	victim := lc.WorkerProcesses()[0]
+	if err := victim.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Signal(syscall.SIGCONT)
+	// The gather must end well before a fetch from a stopped process
+	// would give up by itself.
+	gctx, gcancel := context.WithTimeout(ctx, 15*time.Second)
+	defer gcancel()
+	vs, err := c.Gather(gctx, fs...)
+	if err != nil {
+		t.Fatalf("gather with a stopped worker: %v", err)
+	}
+	for i, v := range vs {
+		if v != 2*i {
+			t.Fatalf("value %d is %v", i, v)
+		}
+	}
+}
