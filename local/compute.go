@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -16,6 +17,7 @@ type computation struct {
 	e        *Executor
 	id       uint64
 	name     string // id, for logs and profiles, once asked for
+	trace    string // the caller's trace context (otelshoal.Traceparent)
 	client   string
 	keys     []graph.Key
 	ids      []int32       // per position: the task id once computed, -1 once failed or released
@@ -142,7 +144,7 @@ func (e *Executor) start(c *computation, g *graph.Graph, keys []graph.Key) {
 				e.owner[t.Key] = c.id
 			}
 		}
-		e.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeStarted, Compute: c.id, Tasks: tasks})
+		e.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeStarted, Compute: c.id, Tasks: tasks, Trace: c.trace})
 	}
 	now := time.Now()
 	e.handle(nil, now, &scheduler.GraphSubmitted{Meta: scheduler.Meta{Time: now, Stimulus: c.client},
@@ -207,6 +209,7 @@ func (e *Executor) Compute(ctx context.Context, g *graph.Graph, keys ...graph.Ke
 		return nil, ErrClosed
 	}
 	c := e.newComputation("compute", keys)
+	c.trace = otelshoal.Traceparent(ctx)
 	e.start(c, g, keys)
 	e.mu.Unlock()
 
@@ -276,6 +279,7 @@ func (e *Executor) Submit(ctx context.Context, g *graph.Graph, keys ...graph.Key
 		return nil, ErrClosed
 	}
 	c := e.newComputation("submit", keys)
+	c.trace = otelshoal.Traceparent(ctx)
 	c.futures = make([]*future, len(keys))
 	out := make([]graph.Future, len(keys))
 	for i, k := range keys {

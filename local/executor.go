@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -31,6 +32,7 @@ type Executor struct {
 	env      *graph.Env
 	hub      *diagnostics.Hub
 	progress *diagnostics.Progress
+	otel     *otelshoal.Exporter       // nil when nothing is exported
 	profiler *diagnostics.Profiler     // nil when profiling is off
 	profiles *diagnostics.ProfileStore // its windows
 	fine     diagnostics.FineMetrics
@@ -94,11 +96,20 @@ func New(opts ...Option) *Executor {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	hub := diagnostics.NewHub()
+	otel, otelErr := otelshoal.Start(context.Background(), hub, cfg.otel...)
+	if h := otel.LogHandler(); h != nil {
+		logger = slog.New(slog.NewMultiHandler(logger.Handler(), h))
+	}
 	logger = logger.With("executor", "local")
+	if otelErr != nil {
+		logger.Warn("not exporting to OpenTelemetry", "reason", otelErr)
+	}
 	e := &Executor{
 		cfg:     cfg,
 		logger:  logger,
-		hub:     diagnostics.NewHub(),
+		hub:     hub,
+		otel:    otel,
 		clients: make(map[string]*computation),
 	}
 	e.cond = sync.NewCond(&e.mu)
@@ -144,8 +155,9 @@ func (e *Executor) LocalDir() string {
 func (e *Executor) Threads() int { return e.cfg.threads }
 
 // Close cancels every running computation, waits for the goroutines to
-// stop and removes the spill directory. Calls after Close fail with
-// ErrClosed.
+// stop, flushes what is exported to OpenTelemetry (waiting for it
+// otelShutdownTimeout at most) and removes the spill directory. Calls
+// after Close fail with ErrClosed.
 func (e *Executor) Close() error {
 	e.mu.Lock()
 	if e.closed {
@@ -166,8 +178,17 @@ func (e *Executor) Close() error {
 		e.progress.Close()
 	}
 	e.hub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), otelShutdownTimeout)
+	if err := e.otel.Shutdown(ctx); err != nil {
+		e.logger.Warn("could not flush what was exported to OpenTelemetry", "reason", err)
+	}
+	cancel()
 	return e.store.close()
 }
+
+// otelShutdownTimeout bounds how long Close waits for the last spans,
+// metrics and logs to be exported.
+const otelShutdownTimeout = 10 * time.Second
 
 // pushReady queues a task to run, ready since now, and starts a goroutine
 // for it if a slot is free. Called with e.mu held.

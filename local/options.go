@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 	"github.com/shoal-data/shoal/graph"
 )
 
@@ -25,6 +26,7 @@ type config struct {
 	logSize       int
 	noProfile     bool
 	profileWindow time.Duration
+	otel          []otelshoal.Option
 }
 
 func defaultConfig() config {
@@ -128,4 +130,15 @@ func WithProfileWindow(d time.Duration) Option {
 			c.profileWindow = d
 		}
 	}
+}
+
+// WithOpenTelemetry exports the executor's traces (a span per computation
+// and per task run), metrics and logs to OpenTelemetry as opts say: to
+// the providers given (otelshoal.WithTracerProvider...), or over OTLP
+// (otelshoal.WithOTLP). Without this option, or with no provider and no
+// endpoint in opts, the OTEL_* environment variables decide, and nothing
+// is exported when they say nothing. See package otelshoal for the spans
+// and metrics.
+func WithOpenTelemetry(opts ...otelshoal.Option) Option {
+	return func(c *config) { c.otel = append(c.otel, opts...) }
 }
