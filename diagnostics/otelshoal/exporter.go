@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"go.opentelemetry.io/contrib/bridges/otelslog"
@@ -55,7 +56,7 @@ func Start(ctx context.Context, hub *diagnostics.Hub, opts ...Option) (*Exporter
 		}
 	}
 	if c.logger != nil {
-		e.logs = otelslog.NewHandler(scope, otelslog.WithLoggerProvider(c.logger))
+		e.logs = logHandler{otelslog.NewHandler(scope, otelslog.WithLoggerProvider(c.logger)), slog.LevelInfo}
 	}
 	if e.spans != nil || e.meters != nil {
 		e.sub = hub.Subscribe(e.handle)
@@ -75,14 +76,77 @@ func (e *Exporter) handle(evs []diagnostics.Event) {
 // Tracing reports whether spans are exported.
 func (e *Exporter) Tracing() bool { return e != nil && e.spans != nil }
 
-// LogHandler returns a handler that exports the records it is given as
-// OpenTelemetry logs, or nil when logs are not exported. Its records keep
-// their attributes; slog levels become OpenTelemetry severities.
+// LogHandler returns a handler that exports the records it is given at
+// level Info and above as OpenTelemetry logs, or nil when logs are not
+// exported. Its records keep their attributes; slog levels become
+// OpenTelemetry severities.
 func (e *Exporter) LogHandler() slog.Handler {
 	if e == nil || e.logs == nil {
 		return nil
 	}
 	return e.logs
+}
+
+// logHandler passes records at level min and above to the bridge to
+// OpenTelemetry, with values of named string types (such as graph.Key)
+// and fmt.Stringers as strings, which the bridge would write as
+// "unhandled: (type) value".
+type logHandler struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h logHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h logHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < h.min {
+		return nil
+	}
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(plain(a))
+		return true
+	})
+	return h.Handler.Handle(ctx, out)
+}
+
+func (h logHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	plains := make([]slog.Attr, len(as))
+	for i, a := range as {
+		plains[i] = plain(a)
+	}
+	return logHandler{h.Handler.WithAttrs(plains), h.min}
+}
+
+func (h logHandler) WithGroup(name string) slog.Handler {
+	return logHandler{h.Handler.WithGroup(name), h.min}
+}
+
+// plain turns values of named string types and fmt.Stringers into
+// strings, in groups too.
+func plain(a slog.Attr) slog.Attr {
+	switch a.Value.Kind() {
+	case slog.KindGroup:
+		g := a.Value.Group()
+		out := make([]any, len(g))
+		for i, x := range g {
+			out[i] = plain(x)
+		}
+		return slog.Group(a.Key, out...)
+	case slog.KindAny:
+		switch v := a.Value.Any().(type) {
+		case error, []byte:
+		case fmt.Stringer:
+			return slog.String(a.Key, v.String())
+		default:
+			if rv := reflect.ValueOf(v); rv.Kind() == reflect.String {
+				return slog.String(a.Key, rv.String())
+			}
+		}
+	}
+	return a
 }
 
 // Shutdown turns the events published until now into spans and metrics,

@@ -89,7 +89,10 @@ func TestOTLP(t *testing.T) {
 				t.Fatalf("LogHandler() = %v, want one: %v", h, tt.logs)
 			}
 			if h != nil {
-				slog.New(h).Warn("disk full", "worker", "w2", "service", tt.service)
+				l := slog.New(h)
+				l.Debug("below Info: not exported")
+				l.With("key", graph.NewKey("sum", "3fa2c1d0")).Warn("disk full", "worker", "w2",
+					slog.Group("disk", "path", graph.Key("/data")))
 			}
 			if err := e.Shutdown(ctx); err != nil {
 				t.Fatal(err)
@@ -150,8 +153,9 @@ func TestOTLP(t *testing.T) {
 			case !tt.logs && len(logs) > 0:
 				t.Errorf("logs exported: %+v", logs)
 			case tt.logs && (len(logs) != 1 || logs[0].Body != "disk full" || logs[0].Severity != "WARN" ||
-				logs[0].Attrs["worker"] != "w2"):
-				t.Errorf("logs %+v, want one WARN \"disk full\" with worker=w2", logs)
+				logs[0].Attrs["worker"] != "w2" || logs[0].Attrs["key"] != "sum-3fa2c1d0" ||
+				!strings.Contains(logs[0].Attrs["disk"], `"/data"`)):
+				t.Errorf("logs %+v, want one WARN \"disk full\" with worker=w2, key=sum-3fa2c1d0, disk.path=/data", logs)
 			}
 		})
 	}
