@@ -1274,6 +1274,9 @@ type TaskDone struct {
 	DurationNanos int64                  `protobuf:"varint,4,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
 	Size          int64                  `protobuf:"varint,5,opt,name=size,proto3" json:"size,omitempty"`  // bytes of the result, when error is unset
 	Error         *Error                 `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"` // set when the task failed
+	// What the worker got from other workers for this run, when the
+	// scheduler asked for it (Welcome.otel_inputs).
+	OtelInputs    []*OtelTransfer `protobuf:"bytes,300,rep,name=otel_inputs,json=otelInputs,proto3" json:"otel_inputs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1346,6 +1349,13 @@ func (x *TaskDone) GetSize() int64 {
 func (x *TaskDone) GetError() *Error {
 	if x != nil {
 		return x.Error
+	}
+	return nil
+}
+
+func (x *TaskDone) GetOtelInputs() []*OtelTransfer {
+	if x != nil {
+		return x.OtelInputs
 	}
 	return nil
 }
@@ -1513,8 +1523,11 @@ type Welcome struct {
 	SchedulerId            string                 `protobuf:"bytes,1,opt,name=scheduler_id,json=schedulerId,proto3" json:"scheduler_id,omitempty"`
 	Name                   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"` // the name the peer got
 	HeartbeatIntervalNanos int64                  `protobuf:"varint,3,opt,name=heartbeat_interval_nanos,json=heartbeatIntervalNanos,proto3" json:"heartbeat_interval_nanos,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// The scheduler traces task runs: a worker reports the inputs of each
+	// run that came from other workers (TaskDone.otel_inputs).
+	OtelInputs    bool `protobuf:"varint,300,opt,name=otel_inputs,json=otelInputs,proto3" json:"otel_inputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Welcome) Reset() {
@@ -1566,6 +1579,13 @@ func (x *Welcome) GetHeartbeatIntervalNanos() int64 {
 		return x.HeartbeatIntervalNanos
 	}
 	return 0
+}
+
+func (x *Welcome) GetOtelInputs() bool {
+	if x != nil {
+		return x.OtelInputs
+	}
+	return false
 }
 
 // WorkerInstructions are the scheduler's instructions for one worker, in
@@ -2228,13 +2248,16 @@ func (x *ClientBatch) GetCancel() []*Cancel {
 // Submit asks for keys computed by a graph, for one computation of the
 // client; reports name the computation.
 type Submit struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Computation   string                 `protobuf:"bytes,1,opt,name=computation,proto3" json:"computation,omitempty"`
-	Graph         []byte                 `protobuf:"bytes,2,opt,name=graph,proto3" json:"graph,omitempty"` // graph.Encode
-	Keys          []string               `protobuf:"bytes,3,rep,name=keys,proto3" json:"keys,omitempty"`
-	Priority      int64                  `protobuf:"varint,4,opt,name=priority,proto3" json:"priority,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Computation string                 `protobuf:"bytes,1,opt,name=computation,proto3" json:"computation,omitempty"`
+	Graph       []byte                 `protobuf:"bytes,2,opt,name=graph,proto3" json:"graph,omitempty"` // graph.Encode
+	Keys        []string               `protobuf:"bytes,3,rep,name=keys,proto3" json:"keys,omitempty"`
+	Priority    int64                  `protobuf:"varint,4,opt,name=priority,proto3" json:"priority,omitempty"`
+	// The W3C traceparent of the span the caller was in, if any: the
+	// computation's span is its child.
+	OtelTraceparent string `protobuf:"bytes,300,opt,name=otel_traceparent,json=otelTraceparent,proto3" json:"otel_traceparent,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Submit) Reset() {
@@ -2293,6 +2316,13 @@ func (x *Submit) GetPriority() int64 {
 		return x.Priority
 	}
 	return 0
+}
+
+func (x *Submit) GetOtelTraceparent() string {
+	if x != nil {
+		return x.OtelTraceparent
+	}
+	return ""
 }
 
 // Release drops keys of a computation (none: all of them).
@@ -4410,6 +4440,85 @@ func (x *EnvironReply) GetPid() int32 {
 	return 0
 }
 
+// OtelTransfer is data a worker got from another worker for a run of a
+// task: the value of one of its inputs (key set), or what the task read
+// of the other worker's shuffle files (key empty).
+type OtelTransfer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	From          string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"` // the other worker's address
+	StartUnixNano int64                  `protobuf:"varint,3,opt,name=start_unix_nano,json=startUnixNano,proto3" json:"start_unix_nano,omitempty"`
+	DurationNanos int64                  `protobuf:"varint,4,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
+	Bytes         int64                  `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OtelTransfer) Reset() {
+	*x = OtelTransfer{}
+	mi := &file_shoal_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OtelTransfer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OtelTransfer) ProtoMessage() {}
+
+func (x *OtelTransfer) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OtelTransfer.ProtoReflect.Descriptor instead.
+func (*OtelTransfer) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *OtelTransfer) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *OtelTransfer) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *OtelTransfer) GetStartUnixNano() int64 {
+	if x != nil {
+		return x.StartUnixNano
+	}
+	return 0
+}
+
+func (x *OtelTransfer) GetDurationNanos() int64 {
+	if x != nil {
+		return x.DurationNanos
+	}
+	return 0
+}
+
+func (x *OtelTransfer) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
 var File_shoal_proto protoreflect.FileDescriptor
 
 const file_shoal_proto_rawDesc = "" +
@@ -4542,14 +4651,16 @@ const file_shoal_proto_rawDesc = "" +
 	"\x04size\x18\x05 \x01(\x03R\x04size\"3\n" +
 	"\vShuffleDisk\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"\xc2\x01\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"\x88\x02\n" +
 	"\bTaskDone\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x05R\x02id\x12&\n" +
 	"\x0fstart_unix_nano\x18\x03 \x01(\x03R\rstartUnixNano\x12%\n" +
 	"\x0eduration_nanos\x18\x04 \x01(\x03R\rdurationNanos\x12\x12\n" +
 	"\x04size\x18\x05 \x01(\x03R\x04size\x121\n" +
-	"\x05error\x18\x06 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\"V\n" +
+	"\x05error\x18\x06 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\x12D\n" +
+	"\votel_inputs\x18\xac\x02 \x03(\v2\".shoal.distributed.v1.OtelTransferR\n" +
+	"otelInputs\"V\n" +
 	"\x06Memory\x12\x18\n" +
 	"\amanaged\x18\x01 \x01(\x03R\amanaged\x12\x18\n" +
 	"\aprocess\x18\x02 \x01(\x03R\aprocess\x12\x18\n" +
@@ -4559,11 +4670,13 @@ const file_shoal_proto_rawDesc = "" +
 	"\awelcome\x18\x01 \x01(\v2\x1d.shoal.distributed.v1.WelcomeH\x00R\awelcome\x129\n" +
 	"\arefused\x18\x02 \x01(\v2\x1d.shoal.distributed.v1.RefusedH\x00R\arefused\x12@\n" +
 	"\x05batch\x18\x03 \x01(\v2(.shoal.distributed.v1.WorkerInstructionsH\x00R\x05batchB\x05\n" +
-	"\x03msg\"z\n" +
+	"\x03msg\"\x9c\x01\n" +
 	"\aWelcome\x12!\n" +
 	"\fscheduler_id\x18\x01 \x01(\tR\vschedulerId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x128\n" +
-	"\x18heartbeat_interval_nanos\x18\x03 \x01(\x03R\x16heartbeatIntervalNanos\"\xb7\x01\n" +
+	"\x18heartbeat_interval_nanos\x18\x03 \x01(\x03R\x16heartbeatIntervalNanos\x12 \n" +
+	"\votel_inputs\x18\xac\x02 \x01(\bR\n" +
+	"otelInputs\"\xb7\x01\n" +
 	"\x12WorkerInstructions\x12\x14\n" +
 	"\x05reset\x18\x01 \x01(\bR\x05reset\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12E\n" +
@@ -4610,12 +4723,13 @@ const file_shoal_proto_rawDesc = "" +
 	"\vClientBatch\x124\n" +
 	"\x06submit\x18\x01 \x03(\v2\x1c.shoal.distributed.v1.SubmitR\x06submit\x127\n" +
 	"\arelease\x18\x02 \x03(\v2\x1d.shoal.distributed.v1.ReleaseR\arelease\x124\n" +
-	"\x06cancel\x18\x03 \x03(\v2\x1c.shoal.distributed.v1.CancelR\x06cancel\"p\n" +
+	"\x06cancel\x18\x03 \x03(\v2\x1c.shoal.distributed.v1.CancelR\x06cancel\"\x9c\x01\n" +
 	"\x06Submit\x12 \n" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x14\n" +
 	"\x05graph\x18\x02 \x01(\fR\x05graph\x12\x12\n" +
 	"\x04keys\x18\x03 \x03(\tR\x04keys\x12\x1a\n" +
-	"\bpriority\x18\x04 \x01(\x03R\bpriority\"?\n" +
+	"\bpriority\x18\x04 \x01(\x03R\bpriority\x12*\n" +
+	"\x10otel_traceparent\x18\xac\x02 \x01(\tR\x0fotelTraceparent\"?\n" +
 	"\aRelease\x12 \n" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x12\n" +
 	"\x04keys\x18\x02 \x03(\tR\x04keys\"V\n" +
@@ -4782,7 +4896,13 @@ const file_shoal_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\">\n" +
 	"\fEnvironReply\x12\x1c\n" +
 	"\trestarted\x18\x01 \x01(\bR\trestarted\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid2\xa1\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\x99\x01\n" +
+	"\fOtelTransfer\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12&\n" +
+	"\x0fstart_unix_nano\x18\x03 \x01(\x03R\rstartUnixNano\x12%\n" +
+	"\x0eduration_nanos\x18\x04 \x01(\x03R\rdurationNanos\x12\x14\n" +
+	"\x05bytes\x18\x05 \x01(\x03R\x05bytes2\xa1\n" +
 	"\n" +
 	"\tScheduler\x12T\n" +
 	"\fWorkerStream\x12\x1e.shoal.distributed.v1.WorkerUp\x1a .shoal.distributed.v1.WorkerDown(\x010\x01\x12T\n" +
@@ -4823,7 +4943,7 @@ func file_shoal_proto_rawDescGZIP() []byte {
 }
 
 var file_shoal_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
+var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_shoal_proto_goTypes = []any{
 	(Error_Kind)(0),            // 0: shoal.distributed.v1.Error.Kind
 	(*Registry)(nil),           // 1: shoal.distributed.v1.Registry
@@ -4888,25 +5008,26 @@ var file_shoal_proto_goTypes = []any{
 	(*FineMetricsReply)(nil),   // 60: shoal.distributed.v1.FineMetricsReply
 	(*EnvironRequest)(nil),     // 61: shoal.distributed.v1.EnvironRequest
 	(*EnvironReply)(nil),       // 62: shoal.distributed.v1.EnvironReply
-	nil,                        // 63: shoal.distributed.v1.Registry.SignaturesEntry
-	nil,                        // 64: shoal.distributed.v1.LogRecord.AttrsEntry
-	nil,                        // 65: shoal.distributed.v1.RegisterWorker.ResourcesEntry
-	nil,                        // 66: shoal.distributed.v1.WorkerStats.TasksEntry
-	nil,                        // 67: shoal.distributed.v1.RunTask.ResourcesEntry
-	nil,                        // 68: shoal.distributed.v1.Event.TasksEntry
-	nil,                        // 69: shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	nil,                        // 70: shoal.distributed.v1.ClusterInfo.TasksEntry
-	nil,                        // 71: shoal.distributed.v1.LogsReply.WorkersEntry
-	nil,                        // 72: shoal.distributed.v1.EnvironRequest.VarsEntry
+	(*OtelTransfer)(nil),       // 63: shoal.distributed.v1.OtelTransfer
+	nil,                        // 64: shoal.distributed.v1.Registry.SignaturesEntry
+	nil,                        // 65: shoal.distributed.v1.LogRecord.AttrsEntry
+	nil,                        // 66: shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	nil,                        // 67: shoal.distributed.v1.WorkerStats.TasksEntry
+	nil,                        // 68: shoal.distributed.v1.RunTask.ResourcesEntry
+	nil,                        // 69: shoal.distributed.v1.Event.TasksEntry
+	nil,                        // 70: shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	nil,                        // 71: shoal.distributed.v1.ClusterInfo.TasksEntry
+	nil,                        // 72: shoal.distributed.v1.LogsReply.WorkersEntry
+	nil,                        // 73: shoal.distributed.v1.EnvironRequest.VarsEntry
 }
 var file_shoal_proto_depIdxs = []int32{
-	63, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
+	64, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
 	0,  // 1: shoal.distributed.v1.Error.kind:type_name -> shoal.distributed.v1.Error.Kind
 	3,  // 2: shoal.distributed.v1.Error.cause:type_name -> shoal.distributed.v1.Error
-	64, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
+	65, // 3: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
 	6,  // 4: shoal.distributed.v1.WorkerUp.register:type_name -> shoal.distributed.v1.RegisterWorker
 	7,  // 5: shoal.distributed.v1.WorkerUp.batch:type_name -> shoal.distributed.v1.WorkerBatch
-	65, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	66, // 6: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
 	1,  // 7: shoal.distributed.v1.RegisterWorker.registry:type_name -> shoal.distributed.v1.Registry
 	15, // 8: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
 	16, // 9: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
@@ -4917,95 +5038,96 @@ var file_shoal_proto_depIdxs = []int32{
 	12, // 14: shoal.distributed.v1.WorkerBatch.stats:type_name -> shoal.distributed.v1.WorkerStats
 	8,  // 15: shoal.distributed.v1.WorkerBatch.shuffle_io:type_name -> shoal.distributed.v1.ShuffleIO
 	13, // 16: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
-	66, // 17: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
+	67, // 17: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
 	14, // 18: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
 	3,  // 19: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
-	18, // 20: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 21: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
-	19, // 22: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
-	20, // 23: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
-	21, // 24: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
-	22, // 25: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
-	23, // 26: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
-	24, // 27: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
-	67, // 28: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
-	26, // 29: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
-	27, // 30: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
-	1,  // 31: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
-	28, // 32: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
-	29, // 33: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
-	30, // 34: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
-	18, // 35: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 36: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
-	32, // 37: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
-	33, // 38: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
-	34, // 39: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
-	35, // 40: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
-	3,  // 41: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
-	68, // 42: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
-	9,  // 43: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
-	69, // 44: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	16, // 45: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
-	37, // 46: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
-	70, // 47: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
-	4,  // 48: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 49: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 50: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
-	71, // 51: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
-	46, // 52: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
-	33, // 53: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
-	3,  // 54: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
-	56, // 55: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
-	9,  // 56: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
-	72, // 57: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
-	44, // 58: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
-	5,  // 59: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
-	25, // 60: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
-	36, // 61: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
-	42, // 62: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
-	42, // 63: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
-	43, // 64: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
-	46, // 65: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
-	47, // 66: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
-	49, // 67: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
-	50, // 68: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
-	50, // 69: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
-	36, // 70: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
-	53, // 71: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
-	55, // 72: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
-	58, // 73: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
-	36, // 74: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
-	36, // 75: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
-	53, // 76: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
-	55, // 77: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
-	36, // 78: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
-	61, // 79: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
-	17, // 80: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
-	31, // 81: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
-	38, // 82: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
-	41, // 83: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
-	41, // 84: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
-	45, // 85: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
-	41, // 86: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
-	48, // 87: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
-	41, // 88: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
-	41, // 89: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
-	51, // 90: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
-	52, // 91: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
-	54, // 92: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
-	57, // 93: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
-	59, // 94: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
-	60, // 95: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
-	37, // 96: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
-	54, // 97: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
-	56, // 98: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
-	7,  // 99: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
-	62, // 100: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
-	80, // [80:101] is the sub-list for method output_type
-	59, // [59:80] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	63, // 20: shoal.distributed.v1.TaskDone.otel_inputs:type_name -> shoal.distributed.v1.OtelTransfer
+	18, // 21: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 22: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
+	19, // 23: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
+	20, // 24: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
+	21, // 25: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
+	22, // 26: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
+	23, // 27: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
+	24, // 28: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
+	68, // 29: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
+	26, // 30: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
+	27, // 31: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
+	1,  // 32: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
+	28, // 33: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
+	29, // 34: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
+	30, // 35: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
+	18, // 36: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 37: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
+	32, // 38: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
+	33, // 39: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
+	34, // 40: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
+	35, // 41: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
+	3,  // 42: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
+	69, // 43: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
+	9,  // 44: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
+	70, // 45: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	16, // 46: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
+	37, // 47: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
+	71, // 48: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
+	4,  // 49: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 50: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 51: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
+	72, // 52: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
+	46, // 53: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
+	33, // 54: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
+	3,  // 55: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
+	56, // 56: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
+	9,  // 57: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
+	73, // 58: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
+	44, // 59: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
+	5,  // 60: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
+	25, // 61: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
+	36, // 62: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
+	42, // 63: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
+	42, // 64: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
+	43, // 65: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
+	46, // 66: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
+	47, // 67: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
+	49, // 68: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
+	50, // 69: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
+	50, // 70: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
+	36, // 71: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
+	53, // 72: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
+	55, // 73: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
+	58, // 74: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
+	36, // 75: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
+	36, // 76: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
+	53, // 77: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
+	55, // 78: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
+	36, // 79: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
+	61, // 80: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
+	17, // 81: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
+	31, // 82: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
+	38, // 83: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
+	41, // 84: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
+	41, // 85: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
+	45, // 86: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
+	41, // 87: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
+	48, // 88: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
+	41, // 89: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
+	41, // 90: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
+	51, // 91: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
+	52, // 92: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
+	54, // 93: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
+	57, // 94: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
+	59, // 95: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
+	60, // 96: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
+	37, // 97: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
+	54, // 98: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
+	56, // 99: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
+	7,  // 100: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
+	62, // 101: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
+	81, // [81:102] is the sub-list for method output_type
+	60, // [60:81] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_shoal_proto_init() }
@@ -5043,7 +5165,7 @@ func file_shoal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_proto_rawDesc), len(file_shoal_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   72,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

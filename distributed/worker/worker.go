@@ -467,6 +467,7 @@ func (w *Worker) session(ctx context.Context, client wire.SchedulerClient) (conn
 	case *wire.WorkerDown_Refused:
 		return false, &RefusedError{Reason: m.Refused.Reason, Differences: m.Refused.Differences}
 	case *wire.WorkerDown_Welcome:
+		w.tel.inputs.setOn(m.Welcome.OtelInputs)
 	default:
 		return false, fmt.Errorf("worker %s: scheduler sent %T before welcoming it", w.addr, first.Msg)
 	}
@@ -634,15 +635,18 @@ func (w *Worker) handle(evs ...Event) {
 			w.store.put(in.Key, in.Value, in.Size)
 		case *Drop:
 			w.store.drop(in.Key)
+			w.tel.inputs.drop(in.Key)
 			w.transition(in.Key, "memory", "released")
 		case *DropAll:
 			w.store.dropAll()
+			w.tel.inputs.reset()
 		case *Abort:
 			if c := w.running[in.Seq]; c != nil {
 				c()
 			}
 		case *Report:
-			d := &wire.TaskDone{Key: string(in.Key), Id: in.ID, Size: in.Size, DurationNanos: int64(in.Duration)}
+			d := &wire.TaskDone{Key: string(in.Key), Id: in.ID, Size: in.Size, DurationNanos: int64(in.Duration),
+				OtelInputs: w.tel.inputs.take(in.Key)}
 			if !in.Start.IsZero() {
 				d.StartUnixNano = in.Start.UnixNano()
 			}
@@ -759,6 +763,7 @@ func (w *Worker) start(ex *Execute) {
 	t := ex.Task
 	seq := ex.Seq
 	comp := w.computation(ex.Computation)
+	w.tel.inputs.started(t)
 	inputs := make([]any, len(t.Deps))
 	var spilled []int
 	for i, d := range t.Deps {
@@ -797,6 +802,7 @@ func (w *Worker) start(ex *Execute) {
 		if !w.closed {
 			w.handle(&Executed{Key: t.Key, Seq: seq, Value: v, Size: size, Err: err, Start: start, Duration: dur})
 		}
+		w.tel.inputs.take(t.Key) // reported, or of a run from before a reset
 		w.mu.Unlock()
 	}()
 }
@@ -843,6 +849,7 @@ func (w *Worker) startFetch(f *StartFetch) {
 		if err == nil {
 			size = graph.SizeOf(v)
 			w.fetched(peer, f.Key, size, d)
+			w.tel.inputs.fetchedValue(f.Key, peer, start, d, size)
 		} else {
 			w.logger.Warn("fetch failed", "key", f.Key, "from", f.From, "error", err)
 		}
