@@ -31,6 +31,7 @@ import (
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/diagnostics/dashboard"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
@@ -130,6 +131,14 @@ type Config struct {
 	// the dashboard another way, such as through a proxy (host:port, or a
 	// URL).
 	DashboardAddress string
+	// OpenTelemetry exports traces (a span per computation, task run and
+	// transfer between workers), metrics and logs (the scheduler's and
+	// the workers') as its options say: to the providers given
+	// (otelshoal.WithTracerProvider...), or over OTLP
+	// (otelshoal.WithOTLP). With no provider and no endpoint, the OTEL_*
+	// environment variables decide, and nothing is exported when they say
+	// nothing.
+	OpenTelemetry []otelshoal.Option
 }
 
 // Server is a running scheduler.
@@ -148,6 +157,7 @@ type Server struct {
 	metrics *serverMetrics
 	started time.Time
 	tel     *telemetry
+	otel    *otelshoal.Exporter // nil when nothing is exported
 
 	dash       *dashboard.Recorder // the task stream and progress, when the dashboard is served
 	dashHTTP   *metrics.Server
@@ -172,6 +182,7 @@ type Server struct {
 	published uint64
 	trbuf     []scheduler.Transition
 	evbuf     []diagnostics.Event
+	runInputs []diagnostics.Transfer // of the TaskDone being handled, while tracing
 	dirty     []*outbox
 	closed    bool
 	// The core's handling of events since the last system sample.
@@ -255,17 +266,28 @@ func New(cfg Config) (*Server, error) {
 	if len(cfg.DialOptions) == 0 {
 		cfg.DialOptions = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
+	if !cfg.Insecure && cfg.Credentials == nil && len(cfg.ServerOptions) == 0 && !security.IsLoopback(cfg.Listen) {
+		return nil, fmt.Errorf("scheduler: listen on %s: %w", cfg.Listen, security.ErrPlaintext)
+	}
+	hub := diagnostics.NewHub()
+	otel, err := otelshoal.Start(context.Background(), hub, cfg.OpenTelemetry...)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
 	var next slog.Handler
 	if cfg.Logger != nil {
 		next = cfg.Logger.Handler()
 	}
+	if h := otel.LogHandler(); h != nil && next != nil {
+		next = slog.NewMultiHandler(next, h)
+	} else if h != nil {
+		next = h
+	}
 	ring := logring.New(cfg.LogRecords, false)
 	logger := slog.New(ring.Handler(next, slog.LevelInfo))
-	if !cfg.Insecure && cfg.Credentials == nil && len(cfg.ServerOptions) == 0 && !security.IsLoopback(cfg.Listen) {
-		return nil, fmt.Errorf("scheduler: listen on %s: %w", cfg.Listen, security.ErrPlaintext)
-	}
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		otel.Shutdown(context.Background())
 		return nil, fmt.Errorf("scheduler: listen on %s: %w", cfg.Listen, err)
 	}
 	var idb [6]byte
@@ -285,7 +307,8 @@ func New(cfg Config) (*Server, error) {
 		id:          "scheduler-" + hex.EncodeToString(idb[:]),
 		tel:         newTelemetry(),
 		lis:         lis,
-		hub:         diagnostics.NewHub(),
+		hub:         hub,
+		otel:        otel,
 		stop:        make(chan struct{}),
 		workers:     map[string]*workerConn{},
 		clients:     map[string]*clientConn{},
@@ -307,6 +330,7 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			s.metrics.close()
 			lis.Close()
+			otel.Shutdown(context.Background())
 			return nil, fmt.Errorf("scheduler: %w", err)
 		}
 		s.metrics.http = ms
@@ -315,6 +339,7 @@ func New(cfg Config) (*Server, error) {
 		if err := s.serveDashboard(); err != nil {
 			s.metrics.close()
 			lis.Close()
+			otel.Shutdown(context.Background())
 			return nil, fmt.Errorf("scheduler: %w", err)
 		}
 	}
@@ -387,7 +412,8 @@ func (s *Server) WaitForWorkers(ctx context.Context, n int) error {
 }
 
 // Close asks the workers to shut down, waits for them to go (until ctx is
-// done), then stops serving.
+// done), then stops serving, and flushes what it exported to
+// OpenTelemetry (until ctx is done at most).
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -426,6 +452,9 @@ func (s *Server) Close(ctx context.Context) error {
 	s.peers.Close()
 	s.metrics.close()
 	s.logger.Info("scheduler closed")
+	if err := s.otel.Shutdown(ctx); err != nil {
+		s.logger.Warn("could not flush what was exported to OpenTelemetry", "reason", err)
+	}
 	return nil
 }
 
@@ -592,7 +621,7 @@ func (s *Server) publishTransitions(evs []scheduler.Event) {
 		ev := diagnostics.Event{Time: tr.Time, Kind: diagnostics.TaskTransition, Compute: s.owner[tr.Key],
 			Key: tr.Key, Prefix: tr.Key.Prefix(), From: tr.From.String(), To: tr.To.String(), Stimulus: tr.Stimulus}
 		if tr.Key == ran && (tr.From == scheduler.Processing || tr.From == scheduler.Cancelled) {
-			ev.Worker, ev.Start, ev.Duration = worker, start, dur
+			ev.Worker, ev.Start, ev.Duration, ev.Inputs = worker, start, dur, s.runInputs
 			if tr.To == scheduler.Memory {
 				ev.Bytes = size
 			}
