@@ -41,6 +41,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/server"
@@ -186,6 +187,8 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	heartbeat := fs.Duration("heartbeat-timeout", 10*time.Second, "remove a worker silent for this long")
 	dashboard := fs.String("dashboard-address", "127.0.0.1:8787", "`address` to serve the dashboard on, a live web page of the cluster, and Prometheus metrics at /metrics (host:port; \":8787\" for every interface; empty: none)")
 	metricsListen := fs.String("metrics-listen", "", "another `address` to serve Prometheus metrics on, at /metrics (host:port; empty: only beside the dashboard)")
+	otlpEndpoint := fs.String("otlp-endpoint", "", "export traces, metrics and logs over OpenTelemetry's OTLP to this `URL`, such as http://localhost:4318 (empty: as the OTEL_* environment variables say; none by default)")
+	otlpProtocol := fs.String("otlp-protocol", "", "OTLP `protocol` of --otlp-endpoint: grpc or http/protobuf (default: OTEL_EXPORTER_OTLP_PROTOCOL's, else http/protobuf)")
 	var sf securityFlags
 	sf.register(fs)
 	var lf logFlags
@@ -217,9 +220,13 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var otel []otelshoal.Option
+	if *otlpEndpoint != "" {
+		otel = append(otel, otelshoal.WithOTLP(*otlpEndpoint, *otlpProtocol))
+	}
 	s, err := server.New(server.Config{Listen: *addr, Logger: logger, Saturation: *saturation,
 		HeartbeatTimeout: *heartbeat, DashboardListen: *dashboard, MetricsListen: *metricsListen,
-		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure})
+		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure, OpenTelemetry: otel})
 	if err != nil {
 		return err
 	}

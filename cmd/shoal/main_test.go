@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/shoal-data/shoal/distributed/server"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/otlptest"
 )
 
 // cmdEnv makes the test binary run as the shoal command: the nanny starts
@@ -41,6 +43,11 @@ func TestHelpAndUsage(t *testing.T) {
 		{[]string{"help", "worker"}, 0, "-nanny"},
 		{[]string{"worker", "--help"}, 0, "-terminate"},
 		{[]string{"scheduler", "--help"}, 0, "-metrics-listen"},
+		{[]string{"scheduler", "--help"}, 0, "-otlp-endpoint"},
+		{[]string{"scheduler", "--addr", "127.0.0.1:0", "--insecure", "--dashboard-address", "",
+			"--otlp-endpoint", "localhost:4318"}, 1, `OTLP endpoint "localhost:4318": want a URL`},
+		{[]string{"scheduler", "--addr", "127.0.0.1:0", "--insecure", "--dashboard-address", "",
+			"--otlp-endpoint", "http://localhost:4318", "--otlp-protocol", "http/json"}, 1, `OTLP protocol "http/json"`},
 		{[]string{"bogus"}, 2, `unknown command "bogus"`},
 		{[]string{"worker"}, 2, "Usage: shoal worker"},
 		{[]string{"worker", "127.0.0.1:1", "--memory-limit", "lots"}, 1, "--memory-limit"},
@@ -263,5 +270,31 @@ func eventually(t *testing.T, cond func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSchedulerOTLP runs `shoal scheduler --otlp-endpoint` against an OTLP
+// receiver and finds the scheduler's logs there.
+func TestSchedulerOTLP(t *testing.T) {
+	r := otlptest.New(t)
+	t.Setenv("OTEL_SERVICE_NAME", "shoal-cmd-test")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the scheduler starts, then stops at once
+	var out bytes.Buffer
+	err := runScheduler(ctx, []string{"--addr", "127.0.0.1:0", "--insecure", "--dashboard-address", "",
+		"--otlp-endpoint", r.GRPCEndpoint(), "--otlp-protocol", "grpc"}, &out)
+	if err != nil {
+		t.Fatalf("shoal scheduler: %v\n%s", err, out.String())
+	}
+	var got []string
+	for _, rec := range otlptest.Records(r.Logs()) {
+		if rec.Service == "shoal-cmd-test" {
+			got = append(got, rec.Body)
+		}
+	}
+	for _, want := range []string{"scheduler started", "scheduler closed"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("logs exported: %q; want %q among them", got, want)
+		}
 	}
 }
