@@ -28,6 +28,12 @@ import (
 // when neither WithServiceName nor OTEL_SERVICE_NAME names one.
 const DefaultServiceName = "shoal"
 
+// SpanQueueSize is how many spans wait for export, over OTLP, before new
+// ones are dropped, unless OTEL_BSP_MAX_QUEUE_SIZE says otherwise: more
+// than the SDK's default (2048), since the runs of a large graph end in
+// bursts of many thousand spans.
+const SpanQueueSize = 1 << 15
+
 // The OTLP protocols, as OTEL_EXPORTER_OTLP_PROTOCOL names them.
 const (
 	ProtocolGRPC = "grpc"
@@ -211,7 +217,11 @@ func (c *config) build(ctx context.Context) (*providers, error) {
 		exp, r, err := newExporter(ctx, c, tracesSignal, c.spanExporter, describe)
 		errs = append(errs, err)
 		if r != nil {
-			p.tracer = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(r))
+			var bsp []sdktrace.BatchSpanProcessorOption
+			if c.getenv("OTEL_BSP_MAX_QUEUE_SIZE") == "" {
+				bsp = append(bsp, sdktrace.WithMaxQueueSize(SpanQueueSize))
+			}
+			p.tracer = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, bsp...), sdktrace.WithResource(r))
 			c.tracer = p.tracer
 		}
 	}

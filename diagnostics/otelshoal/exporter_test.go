@@ -234,3 +234,38 @@ func equalSets(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// TestBurstOfSpans ends many runs at once while the collector is slow:
+// none of their spans is dropped.
+func TestBurstOfSpans(t *testing.T) {
+	clearEnv(t)
+	r := otlptest.New(t)
+	hub := diagnostics.NewHub()
+	defer hub.Close()
+	ctx := context.Background()
+	e, err := Start(ctx, hub, WithOTLP(r.HTTPEndpoint(), ProtocolHTTP), WithServiceName("burst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := r.Hold()
+	const runs = 10_000 // far more than the SDK's queue of 2048 spans
+	evs := []diagnostics.Event{started(1, 0)}
+	for i := range runs {
+		evs = append(evs, ran(1, graph.NewKey("load", "3fa2c1d0", i), "w1", 1, 1, diagnostics.StateMemory))
+	}
+	hub.Publish(evs...)
+	e.sub.Flush() // every span is made while the collector holds the first export
+	release()
+	if err := e.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, rs := range r.Spans() {
+		for _, ss := range rs.ScopeSpans {
+			n += len(ss.Spans)
+		}
+	}
+	if n != runs+1 {
+		t.Errorf("%d spans exported, want %d", n, runs+1)
+	}
+}

@@ -33,6 +33,7 @@ type Receiver struct {
 	grpcAddr, httpAddr string
 
 	mu      sync.Mutex
+	gate    chan struct{} // while not nil, exports wait until it is closed
 	spans   []*tracepb.ResourceSpans
 	metrics []*metricpb.ResourceMetrics
 	logs    []*logpb.ResourceLogs
@@ -80,6 +81,12 @@ func New(t testing.TB) *Receiver {
 		}
 	}()
 	t.Cleanup(func() {
+		r.mu.Lock()
+		if r.gate != nil {
+			close(r.gate)
+			r.gate = nil
+		}
+		r.mu.Unlock()
 		gs.Stop()
 		hs.Close()
 		wg.Wait()
@@ -114,8 +121,31 @@ func (r *Receiver) Logs() []*logpb.ResourceLogs {
 	return append([]*logpb.ResourceLogs(nil), r.logs...)
 }
 
-// add keeps an export request.
+// Hold makes exports wait until release is called (or the test ends), as
+// a slow collector would.
+func (r *Receiver) Hold() (release func()) {
+	gate := make(chan struct{})
+	r.mu.Lock()
+	r.gate = gate
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.gate == gate {
+			close(gate)
+			r.gate = nil
+		}
+	}
+}
+
+// add keeps an export request, once the receiver is not held.
 func (r *Receiver) add(req proto.Message) {
+	r.mu.Lock()
+	gate := r.gate
+	r.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch req := req.(type) {
