@@ -14,6 +14,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/shoal-data/shoal/diagnostics/otelshoal"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal/otlp"
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/internal/jaegertest"
@@ -186,7 +187,7 @@ func TestClusterMetricsAndLogsOverOTLP(t *testing.T) {
 	r := otlptest.New(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	lc, c := otelCluster(t, ctx, otelshoal.WithOTLP(r.GRPCEndpoint(), otelshoal.ProtocolGRPC))
+	lc, c := otelCluster(t, ctx, otlp.Export(otlp.WithEndpoint(r.GRPCEndpoint(), otlp.ProtocolGRPC)))
 	f, err := c.SubmitCall(ctx, fail.Name(), []any{9})
 	if err != nil {
 		t.Fatal(err)

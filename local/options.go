@@ -134,11 +134,9 @@ func WithProfileWindow(d time.Duration) Option {
 
 // WithOpenTelemetry exports the executor's traces (a span per computation
 // and per task run), metrics and logs to OpenTelemetry as opts say: to
-// the providers given (otelshoal.WithTracerProvider...), or over OTLP
-// (otelshoal.WithOTLP). Without this option, or with no provider and no
-// endpoint in opts, the OTEL_* environment variables decide, and nothing
-// is exported when they say nothing. See package otelshoal for the spans
-// and metrics.
+// the providers given (otelshoal.WithTracerProvider...), or over OTLP as
+// the OTEL_* environment variables say with otlp.Export(). By default
+// nothing is exported. See package otelshoal for the spans and metrics.
 func WithOpenTelemetry(opts ...otelshoal.Option) Option {
 	return func(c *config) { c.otel = append(c.otel, opts...) }
 }

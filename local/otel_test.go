@@ -13,6 +13,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
 	"github.com/shoal-data/shoal/diagnostics/otelshoal"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal/otlp"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/internal/jaegertest"
 	"github.com/shoal-data/shoal/internal/otlptest"
@@ -120,18 +121,21 @@ func checkTask(t *testing.T, s, comp jaegertest.Span, state string) {
 }
 
 // TestOpenTelemetryFromEnvironment exports metrics and logs where the
-// OTEL_* variables say, to an OTLP receiver.
+// OTEL_* variables say, to an OTLP receiver, when asked to.
 func TestOpenTelemetryFromEnvironment(t *testing.T) {
 	r := otlptest.New(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.HTTPEndpoint())
 	t.Setenv("OTEL_SERVICE_NAME", "shoal-local-env")
-	e := local.New(local.WithThreads(1), local.WithOptimize(false), local.WithProfiling(false))
 	ctx := context.Background()
-	if _, err := graph.Compute[int](ctx, e, otelFail.Call(3)); err == nil {
-		t.Fatal("a failing computation succeeded")
-	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
+	for _, opts := range [][]local.Option{nil, {local.WithOpenTelemetry(otlp.Export())}} {
+		// Without otlp.Export, the executor exports nothing.
+		e := local.New(append(opts, local.WithThreads(1), local.WithOptimize(false), local.WithProfiling(false))...)
+		if _, err := graph.Compute[int](ctx, e, otelFail.Call(3)); err == nil {
+			t.Fatal("a failing computation succeeded")
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var tasks []string
 	for _, p := range otlptest.Points(r.Metrics(), "shoal.tasks") {

@@ -42,6 +42,7 @@ import (
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/diagnostics/otelshoal"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal/otlp"
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/server"
@@ -222,7 +223,7 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	var otel []otelshoal.Option
 	if *otlpEndpoint != "" {
-		otel = append(otel, otelshoal.WithOTLP(*otlpEndpoint, *otlpProtocol))
+		otel = append(otel, otlp.Export(otlp.WithEndpoint(*otlpEndpoint, *otlpProtocol)))
 	}
 	s, err := server.New(server.Config{Listen: *addr, Logger: logger, Saturation: *saturation,
 		HeartbeatTimeout: *heartbeat, DashboardListen: *dashboard, MetricsListen: *metricsListen,

@@ -1,13 +1,20 @@
 // Package otelshoal exports what Shoal computations do to OpenTelemetry:
-// traces, metrics and logs, to providers you give or over OTLP to a
-// collector (Jaeger, Tempo, the OpenTelemetry Collector...).
+// traces, metrics and logs, to the providers you give it. It needs only
+// OpenTelemetry's API; its subpackage otlp makes the SDK's providers,
+// exporting over OTLP to a collector (Jaeger, Tempo, the OpenTelemetry
+// Collector...) as the standard OTEL_* environment variables say.
 //
-// The in-process executor takes it as local.WithOpenTelemetry, a cluster's
-// scheduler as server.Config.OpenTelemetry, `shoal scheduler` as the
-// --otlp-endpoint flag; each exports what it runs. With a tracer
-// provider of your own, Shoal's spans join your traces:
+// The in-process executor takes its options as local.WithOpenTelemetry,
+// a cluster's scheduler as server.Config.OpenTelemetry; each exports what
+// it runs. With a tracer provider of your own, Shoal's spans join your
+// traces:
 //
 //	exec := local.New(local.WithOpenTelemetry(otelshoal.WithTracerProvider(tp)))
+//
+// The scheduler exports over OTLP as the OTEL_* variables say without
+// being told (`shoal scheduler --otlp-endpoint` says where too); the
+// in-process executor when given otlp.Export(). Nothing is exported by
+// default.
 //
 // # Traces
 //
@@ -41,22 +48,4 @@
 // Exporter.LogHandler turns slog records into OpenTelemetry logs: the
 // executor's and, on a cluster, the scheduler's and the workers' (with a
 // worker attribute).
-//
-// # Configuration
-//
-// A signal given a provider (WithTracerProvider, WithMeterProvider,
-// WithLoggerProvider) goes there. The others are exported over OTLP with
-// the OpenTelemetry SDK when WithOTLP asks for it, or when the standard
-// environment variables do; by default nothing is exported and nothing is
-// dialled. A signal is exported when OTEL_TRACES_EXPORTER,
-// OTEL_METRICS_EXPORTER or OTEL_LOGS_EXPORTER is "otlp", or when it is
-// unset and an endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT, or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and the like); "none" turns one off,
-// and OTEL_SDK_DISABLED=true all of them. OTEL_EXPORTER_OTLP_PROTOCOL
-// chooses "grpc" or "http/protobuf" (the default); OTEL_SERVICE_NAME names
-// the service (default "shoal"), OTEL_RESOURCE_ATTRIBUTES describes it,
-// and the SDK reads the rest (OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT,
-// _CERTIFICATE, OTEL_TRACES_SAMPLER, OTEL_BSP_*, OTEL_METRIC_EXPORT_INTERVAL...).
-// Errors of the exporters go to OpenTelemetry's error handler
-// (otel.SetErrorHandler).
 package otelshoal

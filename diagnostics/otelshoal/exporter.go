@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/contrib/bridges/otelslog"
+	"go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -18,40 +20,117 @@ import (
 // scope is the instrumentation scope of Shoal's spans, metrics and logs.
 const scope = "github.com/shoal-data/shoal"
 
+// Option configures an Exporter.
+type Option func(*config)
+
+type config struct {
+	tracer trace.TracerProvider
+	meter  metric.MeterProvider
+	logger log.LoggerProvider
+	setup  Setup
+}
+
+// WithTracerProvider sends the spans to tp. The Exporter flushes tp in
+// Shutdown, and does not shut it down.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) { c.tracer = tp }
+}
+
+// WithMeterProvider records the metrics with mp. The Exporter flushes mp
+// in Shutdown, and does not shut it down.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) { c.meter = mp }
+}
+
+// WithLoggerProvider sends the log records to lp. The Exporter flushes lp
+// in Shutdown, and does not shut it down.
+func WithLoggerProvider(lp log.LoggerProvider) Option {
+	return func(c *config) { c.logger = lp }
+}
+
+// Signals names the signals of OpenTelemetry.
+type Signals struct {
+	Traces, Metrics, Logs bool
+}
+
+// Providers are the providers a Setup made. A nil one is a signal not
+// exported.
+type Providers struct {
+	Tracer trace.TracerProvider
+	Meter  metric.MeterProvider
+	Logger log.LoggerProvider
+	// Shutdown flushes and stops them; the Exporter calls it in its own
+	// Shutdown.
+	Shutdown func(context.Context) error
+}
+
+// Setup makes providers, when Start begins, for the signals that need
+// one: those not given one by WithTracerProvider, WithMeterProvider or
+// WithLoggerProvider. Package otlp's Export is one.
+type Setup func(ctx context.Context, need Signals) (Providers, error)
+
+// WithSetup has setup make the providers of the signals given none (the
+// last WithSetup wins).
+func WithSetup(setup Setup) Option {
+	return func(c *config) { c.setup = setup }
+}
+
 // Exporter turns the events an executor publishes on its hub into
 // OpenTelemetry spans and metrics, and gives a slog.Handler that turns log
 // records into OpenTelemetry logs. Make one with Start; Shutdown ends it.
 type Exporter struct {
-	cfg    *config
-	own    *providers
+	given  []any                       // the providers given, which Shutdown flushes
+	own    func(context.Context) error // shuts down the providers of the Setup, or nil
 	sub    *diagnostics.Subscription
 	spans  *spanMaker // nil when spans are not exported
 	meters *meters    // nil when metrics are not exported
 	logs   slog.Handler
 }
 
-// Start starts exporting what hub's executor does: the signals given a
-// provider (WithTracerProvider, WithMeterProvider, WithLoggerProvider) go
-// to it, and the others over OTLP when WithOTLP or the OTEL_* environment
-// variables ask for it (see the package documentation). When nothing is
-// to be exported, Start returns a nil *Exporter, whose methods do nothing:
-// by default, nothing is exported and nothing is dialled.
+// Start starts exporting what hub's executor does to the providers
+// given, and to those WithSetup makes for the other signals. When no
+// signal has a provider, Start returns a nil *Exporter, whose methods do
+// nothing: without options, nothing is exported.
 func Start(ctx context.Context, hub *diagnostics.Hub, opts ...Option) (*Exporter, error) {
-	c := newConfig(opts)
-	own, err := c.build(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("OpenTelemetry: %w", err)
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	given := []any{c.tracer, c.meter, c.logger}
+	var own func(context.Context) error
+	if need := (Signals{Traces: c.tracer == nil, Metrics: c.meter == nil, Logs: c.logger == nil}); c.setup != nil &&
+		(need.Traces || need.Metrics || need.Logs) {
+		p, err := c.setup(ctx, need)
+		if err != nil {
+			return nil, fmt.Errorf("OpenTelemetry: %w", err)
+		}
+		own = p.Shutdown
+		if need.Traces {
+			c.tracer = p.Tracer
+		}
+		if need.Metrics {
+			c.meter = p.Meter
+		}
+		if need.Logs {
+			c.logger = p.Logger
+		}
 	}
 	if c.tracer == nil && c.meter == nil && c.logger == nil {
+		if own != nil {
+			own(ctx)
+		}
 		return nil, nil
 	}
-	e := &Exporter{cfg: c, own: own}
+	e := &Exporter{given: given, own: own}
 	if c.tracer != nil {
 		e.spans = newSpanMaker(c.tracer.Tracer(scope))
 	}
 	if c.meter != nil {
+		var err error
 		if e.meters, err = newMeters(c.meter.Meter(scope)); err != nil {
-			own.shutdown(ctx)
+			if own != nil {
+				own(ctx)
+			}
 			return nil, fmt.Errorf("OpenTelemetry: make the metrics: %w", err)
 		}
 	}
@@ -70,6 +149,15 @@ func (e *Exporter) handle(evs []diagnostics.Event) {
 	}
 	if e.meters != nil {
 		e.meters.handle(evs)
+	}
+}
+
+// Flush waits until the events published on the hub before the call are
+// spans and metrics. They are not exported yet: the providers send them
+// in batches (Shutdown flushes them).
+func (e *Exporter) Flush() {
+	if e != nil && e.sub != nil {
+		e.sub.Flush()
 	}
 }
 
@@ -150,10 +238,9 @@ func plain(a slog.Attr) slog.Attr {
 }
 
 // Shutdown turns the events published until now into spans and metrics,
-// ends the spans of computations still under way, and flushes what was
-// exported: it shuts down the providers Start made, and flushes those it
-// was given (when they have a ForceFlush method, as the SDK's do) without
-// shutting them down. It waits until ctx is done at most.
+// ends the spans of computations still under way, flushes the providers
+// given (those that have a ForceFlush method, as the SDK's do) and shuts
+// down those of the Setup. It waits until ctx is done at most.
 func (e *Exporter) Shutdown(ctx context.Context) error {
 	if e == nil {
 		return nil
@@ -166,23 +253,18 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	}
 	type flusher interface{ ForceFlush(context.Context) error }
 	var errs []error
-	for _, p := range []any{e.cfg.tracer, e.cfg.meter, e.cfg.logger} {
-		if f, ok := p.(flusher); ok && !e.owns(p) {
+	for _, p := range e.given {
+		if f, ok := p.(flusher); ok {
 			errs = append(errs, f.ForceFlush(ctx))
 		}
 	}
-	errs = append(errs, e.own.shutdown(ctx))
+	if e.own != nil {
+		errs = append(errs, e.own(ctx))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("OpenTelemetry: %w", err)
 	}
 	return nil
-}
-
-// owns says whether p is a provider Start made.
-func (e *Exporter) owns(p any) bool {
-	o := e.own
-	return o.tracer != nil && p == any(o.tracer) || o.meter != nil && p == any(o.meter) ||
-		o.logger != nil && p == any(o.logger)
 }
 
 // Traceparent returns the W3C traceparent of the span in ctx, or "" when

@@ -5,23 +5,26 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/graph"
-	"github.com/shoal-data/shoal/internal/otlptest"
 )
 
 // runEvents are what an executor publishes for a computation of two
-// tasks, one of which fails, on two workers.
+// tasks on two workers, one of which fails after getting its input from
+// the other worker.
 func runEvents() []diagnostics.Event {
 	load := graph.NewKey("load", "3fa2c1d0", 0)
 	sum := graph.NewKey("sum", "3fa2c1d0")
@@ -44,130 +47,96 @@ func runEvents() []diagnostics.Event {
 	}
 }
 
-// TestOTLP exports spans, metrics and logs to an OTLP receiver, over both
-// protocols, as WithOTLP and as the environment ask.
-func TestOTLP(t *testing.T) {
-	r := otlptest.New(t)
+func TestOffWithoutProviders(t *testing.T) {
+	hub := diagnostics.NewHub()
+	defer hub.Close()
+	ctx := context.Background()
+	shutdown := 0
+	nothing := WithSetup(func(context.Context, Signals) (Providers, error) {
+		return Providers{Shutdown: func(context.Context) error { shutdown++; return nil }}, nil
+	})
+	for _, opts := range [][]Option{nil, {nothing}} {
+		e, err := Start(ctx, hub, opts...)
+		if err != nil || e != nil {
+			t.Fatalf("Start = %v, %v; want nil, nil", e, err)
+		}
+		if hub.Active() {
+			t.Error("the hub has a subscriber though nothing is exported")
+		}
+		if e.Tracing() || e.LogHandler() != nil || e.Shutdown(ctx) != nil {
+			t.Error("a nil Exporter does something")
+		}
+	}
+	if shutdown != 1 {
+		t.Errorf("the setup's providers were shut down %d times, want once", shutdown)
+	}
+}
+
+// TestSetup has a Setup make the providers of the signals given none, and
+// shuts them down with the Exporter.
+func TestSetup(t *testing.T) {
+	mine := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(mine))
+	defer tp.Shutdown(context.Background())
 	tests := []struct {
-		name    string
-		env     map[string]string
-		opts    []Option
-		service string
-		logs    bool
+		name string
+		opts []Option
+		need Signals
 	}{
-		{name: "WithOTLP over gRPC", opts: []Option{WithOTLP(r.GRPCEndpoint(), ProtocolGRPC), WithServiceName("a")},
-			service: "a", logs: true},
-		{name: "WithOTLP over HTTP", opts: []Option{WithOTLP(r.HTTPEndpoint(), ProtocolHTTP), WithServiceName("b")},
-			service: "b", logs: true},
-		{name: "the environment, gRPC, no logs",
-			env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.GRPCEndpoint(), "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
-				"OTEL_SERVICE_NAME": "c", "OTEL_LOGS_EXPORTER": "none"},
-			service: "c"},
-		{name: "the environment, HTTP, default name",
-			env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.HTTPEndpoint()}, service: DefaultServiceName,
-			logs: true},
+		{"every signal", nil, Signals{true, true, true}},
+		{"all but the traces given", []Option{WithTracerProvider(tp)}, Signals{false, true, true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clearEnv(t)
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
 			hub := diagnostics.NewHub()
 			defer hub.Close()
 			ctx := context.Background()
-			e, err := Start(ctx, hub, tt.opts...)
+			var need Signals
+			reader := sdkmetric.NewManualReader()
+			made := sdktrace.NewTracerProvider()
+			shut := false
+			setup := WithSetup(func(_ context.Context, n Signals) (Providers, error) {
+				need = n
+				return Providers{Tracer: made, Meter: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+					Shutdown: func(ctx context.Context) error { shut = true; return made.Shutdown(ctx) }}, nil
+			})
+			e, err := Start(ctx, hub, append(tt.opts, setup)...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !e.Tracing() {
-				t.Fatal("not tracing")
+			if need != tt.need {
+				t.Errorf("setup asked for %+v, want %+v", need, tt.need)
 			}
-			hub.Publish(runEvents()...)
-			h := e.LogHandler()
-			if (h != nil) != tt.logs {
-				t.Fatalf("LogHandler() = %v, want one: %v", h, tt.logs)
-			}
-			if h != nil {
-				l := slog.New(h)
-				l.Debug("below Info: not exported")
-				l.With("key", graph.NewKey("sum", "3fa2c1d0")).Warn("disk full", "worker", "w2",
-					slog.Group("disk", "path", graph.Key("/data")))
+			if !e.Tracing() || e.LogHandler() != nil {
+				t.Errorf("tracing %v, log handler %v: want tracing, no logs", e.Tracing(), e.LogHandler())
 			}
 			if err := e.Shutdown(ctx); err != nil {
 				t.Fatal(err)
 			}
-
-			// Spans: the computation, two runs, a transfer.
-			names := map[string]int{}
-			for _, rs := range r.Spans() {
-				if service(rs.GetResource().GetAttributes()) != tt.service {
-					continue
-				}
-				for _, ss := range rs.ScopeSpans {
-					for _, s := range ss.Spans {
-						names[s.Name]++
-					}
-				}
-			}
-			if want := map[string]int{"compute": 1, "task load": 1, "task sum": 1, "transfer": 1}; !equalMaps(names, want) {
-				t.Errorf("spans %v, want %v", names, want)
-			}
-
-			// Metrics.
-			ms := r.Metrics()
-			want := map[string][]string{
-				"shoal.tasks":            {"a/prefix=load state=memory worker=w1 1", "a/prefix=sum state=erred worker=w2 1"},
-				"shoal.task.duration":    {"a/prefix=load state=memory n=1 sum=0.25", "a/prefix=sum state=erred n=1 sum=0.03"},
-				"shoal.task.result.size": {"a/prefix=load 4096"},
-				"shoal.transfer.size":    {"a/from=w1 worker=w2 4096"},
-				"shoal.computations":     {"a/state=erred 1"},
-				"shoal.spill.size":       {"a/direction=write worker=w1 4096"},
-				"shoal.workers":          {"a/2"},
-				"shoal.activity.time":    {"a/activity=compute prefix=load worker=w1 0.25"},
-				"shoal.activity.size":    {"a/activity=transfer-in prefix=sum worker=w2 4096"},
-			}
-			for name, w := range want {
-				var got []string
-				for _, p := range otlptest.Points(ms, name) {
-					if p.Service == tt.service {
-						got = append(got, point(p))
-					}
-				}
-				for i := range w {
-					w[i] = tt.service + w[i][1:]
-				}
-				if !equalSets(got, w) {
-					t.Errorf("%s: %q, want %q", name, got, w)
-				}
-			}
-
-			// Logs.
-			var logs []otlptest.Record
-			for _, l := range otlptest.Records(r.Logs()) {
-				if l.Service == tt.service {
-					logs = append(logs, l)
-				}
-			}
-			switch {
-			case !tt.logs && len(logs) > 0:
-				t.Errorf("logs exported: %+v", logs)
-			case tt.logs && (len(logs) != 1 || logs[0].Body != "disk full" || logs[0].Severity != "WARN" ||
-				logs[0].Attrs["worker"] != "w2" || logs[0].Attrs["key"] != "sum-3fa2c1d0" ||
-				!strings.Contains(logs[0].Attrs["disk"], `"/data"`)):
-				t.Errorf("logs %+v, want one WARN \"disk full\" with worker=w2, key=sum-3fa2c1d0, disk.path=/data", logs)
+			if !shut {
+				t.Error("the setup's providers were not shut down")
 			}
 		})
+	}
+}
+
+func TestSetupFails(t *testing.T) {
+	hub := diagnostics.NewHub()
+	defer hub.Close()
+	_, err := Start(context.Background(), hub, WithSetup(func(context.Context, Signals) (Providers, error) {
+		return Providers{}, fmt.Errorf("OTEL_TRACES_EXPORTER=%q", "zipkin")
+	}))
+	if err == nil || !strings.Contains(err.Error(), "zipkin") {
+		t.Errorf("Start: %v, want the setup's error", err)
+	}
+	if hub.Active() {
+		t.Error("a failed Start left a subscriber")
 	}
 }
 
 // TestOwnProviders sends spans to a provider of the caller's, which
 // Shutdown flushes but leaves running.
 func TestOwnProviders(t *testing.T) {
-	clearEnv(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1") // not for traces: they have a provider
-	t.Setenv("OTEL_METRICS_EXPORTER", "none")
-	t.Setenv("OTEL_LOGS_EXPORTER", "none")
 	mem := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(mem, sdktrace.WithBatchTimeout(time.Hour)))
 	defer tp.Shutdown(context.Background())
@@ -195,77 +164,134 @@ func TestOwnProviders(t *testing.T) {
 	}
 }
 
-func service(kvs []*commonpb.KeyValue) string {
-	for _, kv := range kvs {
-		if kv.Key == "service.name" {
-			return kv.GetValue().GetStringValue()
-		}
-	}
-	return ""
-}
-
-// point writes a data point as "service/attr=value ... value".
-func point(p otlptest.Point) string {
-	keys := slices.Sorted(maps.Keys(p.Attrs))
-	var b strings.Builder
-	b.WriteString(p.Service + "/")
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%s=%s", strings.TrimPrefix(k, "shoal."), p.Attrs[k])
-	}
-	if len(keys) > 0 {
-		b.WriteByte(' ')
-	}
-	if p.Count > 0 {
-		fmt.Fprintf(&b, "n=%d sum=%g", p.Count, math.Round(p.Sum*1000)/1000)
-	} else {
-		fmt.Fprintf(&b, "%g", p.Value)
-	}
-	return b.String()
-}
-
-func equalMaps(a, b map[string]int) bool { return maps.Equal(a, b) }
-
-func equalSets(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(a, b)
-}
-
-// TestBurstOfSpans ends many runs at once while the collector is slow:
-// none of their spans is dropped.
-func TestBurstOfSpans(t *testing.T) {
-	clearEnv(t)
-	r := otlptest.New(t)
+func TestMetrics(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
 	hub := diagnostics.NewHub()
 	defer hub.Close()
 	ctx := context.Background()
-	e, err := Start(ctx, hub, WithOTLP(r.HTTPEndpoint(), ProtocolHTTP), WithServiceName("burst"))
+	e, err := Start(ctx, hub, WithMeterProvider(mp))
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := r.Hold()
-	const runs = 10_000 // far more than the SDK's queue of 2048 spans
-	evs := []diagnostics.Event{started(1, 0)}
-	for i := range runs {
-		evs = append(evs, ran(1, graph.NewKey("load", "3fa2c1d0", i), "w1", 1, 1, diagnostics.StateMemory))
-	}
-	hub.Publish(evs...)
-	e.sub.Flush() // every span is made while the collector holds the first export
-	release()
+	hub.Publish(runEvents()...)
 	if err := e.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, rs := range r.Spans() {
-		for _, ss := range rs.ScopeSpans {
-			n += len(ss.Spans)
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			got[m.Name] = points(m.Data)
 		}
 	}
-	if n != runs+1 {
-		t.Errorf("%d spans exported, want %d", n, runs+1)
+	want := map[string][]string{
+		"shoal.tasks":            {"prefix=load state=memory worker=w1 1", "prefix=sum state=erred worker=w2 1"},
+		"shoal.task.duration":    {"prefix=load state=memory n=1 sum=0.25", "prefix=sum state=erred n=1 sum=0.03"},
+		"shoal.task.result.size": {"prefix=load 4096"},
+		"shoal.transfer.size":    {"from=w1 worker=w2 4096"},
+		"shoal.computations":     {"state=erred 1"},
+		"shoal.spill.size":       {"direction=write worker=w1 4096"},
+		"shoal.workers":          {"2"},
+		"shoal.activity.time":    {"activity=compute prefix=load worker=w1 0.25"},
+		"shoal.activity.size":    {"activity=transfer-in prefix=sum worker=w2 4096"},
+		"shoal.activity.count":   nil, // no counts; "rows" is a unit of the tasks' own
+	}
+	for name, w := range want {
+		if g := got[name]; !slices.Equal(g, w) {
+			t.Errorf("%s: %q, want %q", name, g, w)
+		}
 	}
 }
+
+// points writes the data points of a metric as "attr=value ... value",
+// sorted.
+func points(data metricdata.Aggregation) []string {
+	var out []string
+	line := func(set attribute.Set, value string) {
+		var parts []string
+		for _, kv := range set.ToSlice() {
+			parts = append(parts, strings.TrimPrefix(string(kv.Key), "shoal.")+"="+kv.Value.Emit())
+		}
+		out = append(out, strings.Join(append(parts, value), " "))
+	}
+	switch d := data.(type) {
+	case metricdata.Sum[int64]:
+		for _, p := range d.DataPoints {
+			line(p.Attributes, fmt.Sprint(p.Value))
+		}
+	case metricdata.Sum[float64]:
+		for _, p := range d.DataPoints {
+			line(p.Attributes, fmt.Sprint(p.Value))
+		}
+	case metricdata.Histogram[float64]:
+		for _, p := range d.DataPoints {
+			line(p.Attributes, fmt.Sprintf("n=%d sum=%g", p.Count, float64(int(p.Sum*1000+0.5))/1000))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestLogHandler sends records through LogHandler: those from Info up,
+// with keys and other named strings as strings.
+func TestLogHandler(t *testing.T) {
+	sink := &logSink{}
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(sink)))
+	defer lp.Shutdown(context.Background())
+	hub := diagnostics.NewHub()
+	defer hub.Close()
+	e, err := Start(context.Background(), hub, WithLoggerProvider(lp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Shutdown(context.Background())
+	if hub.Active() {
+		t.Error("exporting logs only, the exporter subscribed to events")
+	}
+	l := slog.New(e.LogHandler())
+	l.Debug("below Info: not exported")
+	l.With("key", graph.NewKey("sum", "3fa2c1d0")).Warn("disk full", "worker", "w2",
+		slog.Group("disk", "path", graph.Key("/data"), "free", 0))
+	want := []string{`WARN disk full: disk={"free":0,"path":"/data"} key=sum-3fa2c1d0 worker=w2`}
+	if got := sink.lines(); !slices.Equal(got, want) {
+		t.Errorf("records %q, want %q", got, want)
+	}
+}
+
+// logSink is a log exporter that keeps records as lines.
+type logSink struct {
+	mu   sync.Mutex
+	recs []string
+}
+
+func (s *logSink) Export(_ context.Context, recs []sdklog.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range recs {
+		attrs := map[string]string{}
+		r.WalkAttributes(func(kv attribute.KeyValue) bool {
+			attrs[string(kv.Key)] = kv.Value.Emit()
+			return true
+		})
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(attrs)) {
+			parts = append(parts, k+"="+attrs[k])
+		}
+		s.recs = append(s.recs, fmt.Sprintf("%s %s: %s", r.SeverityText(), r.Body().Emit(), strings.Join(parts, " ")))
+	}
+	return nil
+}
+
+func (s *logSink) lines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.recs)
+}
+
+func (*logSink) Shutdown(context.Context) error   { return nil }
+func (*logSink) ForceFlush(context.Context) error { return nil }

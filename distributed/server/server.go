@@ -32,6 +32,7 @@ import (
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/diagnostics/otelshoal"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal/otlp"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
@@ -133,11 +134,10 @@ type Config struct {
 	DashboardAddress string
 	// OpenTelemetry exports traces (a span per computation, task run and
 	// transfer between workers), metrics and logs (the scheduler's and
-	// the workers') as its options say: to the providers given
-	// (otelshoal.WithTracerProvider...), or over OTLP
-	// (otelshoal.WithOTLP). With no provider and no endpoint, the OTEL_*
-	// environment variables decide, and nothing is exported when they say
-	// nothing.
+	// the workers') to the providers given (otelshoal.WithTracerProvider
+	// ...). The signals given none are exported over OTLP as the OTEL_*
+	// environment variables say, and not at all when they say nothing,
+	// or as an otlp.Export option given here says.
 	OpenTelemetry []otelshoal.Option
 }
 
@@ -270,7 +270,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("scheduler: listen on %s: %w", cfg.Listen, security.ErrPlaintext)
 	}
 	hub := diagnostics.NewHub()
-	otel, err := otelshoal.Start(context.Background(), hub, cfg.OpenTelemetry...)
+	otel, err := otelshoal.Start(context.Background(), hub, append([]otelshoal.Option{otlp.Export()},
+		cfg.OpenTelemetry...)...)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: %w", err)
 	}

@@ -1,4 +1,4 @@
-package otelshoal
+package otlp
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 )
 
 func TestExportedSignals(t *testing.T) {
@@ -38,13 +39,13 @@ func TestExportedSignals(t *testing.T) {
 			env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
 				"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "http/protobuf"},
 			want: [3]string{ProtocolGRPC, ProtocolGRPC, ProtocolHTTP}},
-		{name: "WithOTLP wins over the environment",
+		{name: "WithEndpoint wins over the environment",
 			env:  map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
-			opts: []Option{WithOTLP(endpoint, ProtocolHTTP)},
+			opts: []Option{WithEndpoint(endpoint, ProtocolHTTP)},
 			want: [3]string{ProtocolHTTP, ProtocolHTTP, ProtocolHTTP}},
-		{name: "WithOTLP takes the environment's protocol",
+		{name: "WithEndpoint takes the environment's protocol",
 			env:  map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
-			opts: []Option{WithOTLP(endpoint, "")},
+			opts: []Option{WithEndpoint(endpoint, "")},
 			want: [3]string{ProtocolGRPC, ProtocolGRPC, ProtocolGRPC}},
 		{name: "an exporter Shoal does not have",
 			env:     map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"},
@@ -55,8 +56,10 @@ func TestExportedSignals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newConfig(tt.opts)
-			c.getenv = func(k string) string { return tt.env[k] }
+			c := &config{getenv: func(k string) string { return tt.env[k] }}
+			for _, o := range tt.opts {
+				o(c)
+			}
 			var got [3]string
 			var errs []string
 			for i, s := range []signal{tracesSignal, metricsSignal, logsSignal} {
@@ -98,15 +101,12 @@ func TestOffByDefault(t *testing.T) {
 	clearEnv(t)
 	hub := diagnostics.NewHub()
 	defer hub.Close()
-	e, err := Start(context.Background(), hub, WithServiceName("named but not exported"))
+	e, err := otelshoal.Start(context.Background(), hub, Export(WithServiceName("named but not exported")))
 	if err != nil || e != nil {
 		t.Fatalf("Start = %v, %v; want nil, nil", e, err)
 	}
 	if hub.Active() {
 		t.Error("the hub has a subscriber though nothing is exported")
-	}
-	if e.Tracing() || e.LogHandler() != nil || e.Shutdown(context.Background()) != nil {
-		t.Error("a nil Exporter does something")
 	}
 }
 
@@ -115,7 +115,7 @@ func TestBadEndpoint(t *testing.T) {
 	hub := diagnostics.NewHub()
 	defer hub.Close()
 	for _, endpoint := range []string{"localhost:4317", "ftp://collector", "http://"} {
-		if _, err := Start(context.Background(), hub, WithOTLP(endpoint, ProtocolGRPC)); err == nil ||
+		if _, err := otelshoal.Start(context.Background(), hub, Export(WithEndpoint(endpoint, ProtocolGRPC))); err == nil ||
 			!strings.Contains(err.Error(), endpoint) {
 			t.Errorf("Start with endpoint %q: error %v, want one naming it", endpoint, err)
 		}

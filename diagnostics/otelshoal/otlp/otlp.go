@@ -1,4 +1,28 @@
-package otelshoal
+// Package otlp exports what Shoal does over OTLP with the OpenTelemetry
+// SDK, configured by the standard OTEL_* environment variables or by
+// options: Export is an option of package otelshoal (and so of
+// local.WithOpenTelemetry and server.Config.OpenTelemetry) that makes
+// the SDK's providers for the signals given no provider of their own.
+//
+// A signal is exported when WithEndpoint says where, when
+// OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER or OTEL_LOGS_EXPORTER is
+// "otlp", or when it is unset and an endpoint is set
+// (OTEL_EXPORTER_OTLP_ENDPOINT, or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and
+// the like); "none" turns one off, and OTEL_SDK_DISABLED=true all of them.
+// Nothing is exported, and nothing dialled, when they say nothing.
+// OTEL_EXPORTER_OTLP_PROTOCOL chooses "grpc" or "http/protobuf" (the
+// default); OTEL_SERVICE_NAME names the service (default "shoal"),
+// OTEL_RESOURCE_ATTRIBUTES describes it, and the SDK reads the rest
+// (OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _CERTIFICATE,
+// OTEL_TRACES_SAMPLER, OTEL_BSP_*, OTEL_METRIC_EXPORT_INTERVAL...). Errors
+// of the exporters go to OpenTelemetry's error handler
+// (otel.SetErrorHandler).
+//
+// The scheduler of a cluster exports as Export says without being told;
+// the in-process executor when given it:
+//
+//	exec := local.New(local.WithOpenTelemetry(otlp.Export()))
+package otlp
 
 import (
 	"context"
@@ -14,24 +38,23 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/log"
-	"go.opentelemetry.io/otel/metric"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
-	"go.opentelemetry.io/otel/trace"
+
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 )
 
-// DefaultServiceName is the service.name of what Shoal exports over OTLP
-// when neither WithServiceName nor OTEL_SERVICE_NAME names one.
+// DefaultServiceName is the service.name of what is exported when neither
+// WithServiceName nor OTEL_SERVICE_NAME names one.
 const DefaultServiceName = "shoal"
 
-// SpanQueueSize is how many spans wait for export, over OTLP, before new
-// ones are dropped, unless OTEL_BSP_MAX_QUEUE_SIZE says otherwise: more
-// than the SDK's default (2048), since the runs of a large graph end in
-// bursts of many thousand spans.
+// SpanQueueSize is how many spans wait for export before new ones are
+// dropped, unless OTEL_BSP_MAX_QUEUE_SIZE says otherwise: more than the
+// SDK's default (2048), since the runs of a large graph end in bursts of
+// many thousand spans.
 const SpanQueueSize = 1 << 15
 
 // The OTLP protocols, as OTEL_EXPORTER_OTLP_PROTOCOL names them.
@@ -40,53 +63,45 @@ const (
 	ProtocolHTTP = "http/protobuf"
 )
 
-// Option configures an Exporter.
+// Option configures Export.
 type Option func(*config)
 
 type config struct {
-	tracer   trace.TracerProvider
-	meter    metric.MeterProvider
-	logger   log.LoggerProvider
-	endpoint string // WithOTLP's
+	endpoint string // WithEndpoint's
 	protocol string
 	service  string
 	getenv   func(string) string
 }
 
-// WithTracerProvider sends the spans to tp, whatever the environment
-// says. The Exporter does not shut tp down.
-func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(c *config) { c.tracer = tp }
-}
-
-// WithMeterProvider records the metrics with mp, whatever the environment
-// says. The Exporter does not shut mp down.
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(c *config) { c.meter = mp }
-}
-
-// WithLoggerProvider sends the log records to lp, whatever the
-// environment says. The Exporter does not shut lp down.
-func WithLoggerProvider(lp log.LoggerProvider) Option {
-	return func(c *config) { c.logger = lp }
-}
-
-// WithOTLP exports every signal not given a provider of its own over OTLP
-// to endpoint, whatever the OTEL_*_EXPORTER variables say. endpoint is a
-// URL such as "http://collector:4318" ("https" for TLS), as in
+// WithEndpoint exports every signal over OTLP to endpoint, whatever the
+// OTEL_*_EXPORTER variables say. endpoint is a URL such as
+// "http://collector:4318" ("https" for TLS), as in
 // OTEL_EXPORTER_OTLP_ENDPOINT: over HTTP the signal's path (/v1/traces,
 // /v1/metrics, /v1/logs) is added to it. protocol is ProtocolGRPC or
 // ProtocolHTTP; empty, OTEL_EXPORTER_OTLP_PROTOCOL decides, and HTTP when
 // it is not set. The other OTEL_EXPORTER_OTLP_* variables (headers,
 // timeout, compression, certificates) still apply.
-func WithOTLP(endpoint, protocol string) Option {
+func WithEndpoint(endpoint, protocol string) Option {
 	return func(c *config) { c.endpoint, c.protocol = endpoint, protocol }
 }
 
-// WithServiceName sets the service.name of what is exported over OTLP
-// (by default OTEL_SERVICE_NAME's, or DefaultServiceName).
+// WithServiceName sets the service.name of what is exported (by default
+// OTEL_SERVICE_NAME's, or DefaultServiceName).
 func WithServiceName(name string) Option {
 	return func(c *config) { c.service = name }
+}
+
+// Export returns an option of otelshoal.Start that exports the signals
+// given no provider of their own over OTLP, as opts and the OTEL_*
+// variables say (see the package documentation), with providers of the
+// SDK that the Exporter shuts down. The variables are read when the
+// Exporter starts.
+func Export(opts ...Option) otelshoal.Option {
+	c := &config{getenv: os.Getenv}
+	for _, o := range opts {
+		o(c)
+	}
+	return otelshoal.WithSetup(c.build)
 }
 
 // The signals, as the OTEL_* variables name them.
@@ -110,13 +125,12 @@ var (
 	logsSignal    = newSignal("logs")
 )
 
-// exported says whether a signal without a provider of its own is
-// exported over OTLP, and with which protocol. Without WithOTLP, the
-// environment decides as the OpenTelemetry specification says, except
-// that nothing is exported when it says nothing: a signal is exported
-// when OTEL_<SIGNAL>_EXPORTER is "otlp", or when it is unset and an OTLP
-// endpoint is (OTEL_EXPORTER_OTLP_ENDPOINT or the signal's own); never
-// when OTEL_SDK_DISABLED is true.
+// exported says whether a signal is exported, and with which protocol.
+// Without WithEndpoint, the environment decides as the OpenTelemetry
+// specification says, except that nothing is exported when it says
+// nothing: a signal is exported when OTEL_<SIGNAL>_EXPORTER is "otlp", or
+// when it is unset and an OTLP endpoint is (OTEL_EXPORTER_OTLP_ENDPOINT or
+// the signal's own); never when OTEL_SDK_DISABLED is true.
 func (c *config) exported(s signal) (protocol string, on bool, err error) {
 	protocol = c.protocol
 	if protocol == "" {
@@ -151,8 +165,8 @@ func (c *config) exported(s signal) (protocol string, on bool, err error) {
 	}
 }
 
-// signalURL returns WithOTLP's endpoint for a signal, with the signal's
-// path added for HTTP; "" without WithOTLP.
+// signalURL returns WithEndpoint's endpoint for a signal, with the
+// signal's path added for HTTP; "" without WithEndpoint.
 func (c *config) signalURL(s signal, protocol string) (string, error) {
 	if c.endpoint == "" {
 		return "", nil
@@ -167,7 +181,7 @@ func (c *config) signalURL(s signal, protocol string) (string, error) {
 	return u.String(), nil
 }
 
-// providers are the SDK providers an Exporter made, which it shuts down.
+// providers are the SDK providers build made.
 type providers struct {
 	tracer *sdktrace.TracerProvider
 	meter  *sdkmetric.MeterProvider
@@ -189,9 +203,10 @@ func (p *providers) shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// build makes an OTLP exporting provider for each signal that has no
-// provider and that the options or the environment ask to export.
-func (c *config) build(ctx context.Context) (*providers, error) {
+// build makes an SDK provider exporting over OTLP for each signal that
+// otelshoal.Start needs one for and that the options or the environment
+// ask to export.
+func (c *config) build(ctx context.Context, need otelshoal.Signals) (otelshoal.Providers, error) {
 	p := &providers{}
 	var res *resource.Resource
 	describe := func() (*resource.Resource, error) {
@@ -212,8 +227,9 @@ func (c *config) build(ctx context.Context) (*providers, error) {
 		res = r
 		return r, nil
 	}
+	var out otelshoal.Providers
 	var errs []error
-	if c.tracer == nil {
+	if need.Traces {
 		exp, r, err := newExporter(ctx, c, tracesSignal, c.spanExporter, describe)
 		errs = append(errs, err)
 		if r != nil {
@@ -222,32 +238,33 @@ func (c *config) build(ctx context.Context) (*providers, error) {
 				bsp = append(bsp, sdktrace.WithMaxQueueSize(SpanQueueSize))
 			}
 			p.tracer = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, bsp...), sdktrace.WithResource(r))
-			c.tracer = p.tracer
+			out.Tracer = p.tracer
 		}
 	}
-	if c.meter == nil {
+	if need.Metrics {
 		exp, r, err := newExporter(ctx, c, metricsSignal, c.metricExporter, describe)
 		errs = append(errs, err)
 		if r != nil {
 			p.meter = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)),
 				sdkmetric.WithResource(r))
-			c.meter = p.meter
+			out.Meter = p.meter
 		}
 	}
-	if c.logger == nil {
+	if need.Logs {
 		exp, r, err := newExporter(ctx, c, logsSignal, c.logExporter, describe)
 		errs = append(errs, err)
 		if r != nil {
 			p.logger = sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)),
 				sdklog.WithResource(r))
-			c.logger = p.logger
+			out.Logger = p.logger
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		p.shutdown(ctx)
-		return nil, err
+		return otelshoal.Providers{}, err
 	}
-	return p, nil
+	out.Shutdown = p.shutdown
+	return out, nil
 }
 
 // newExporter makes the OTLP exporter of a signal and describes the
@@ -317,13 +334,4 @@ func (c *config) logExporter(ctx context.Context, protocol string) (sdklog.Expor
 	default:
 		return otlploghttp.New(ctx)
 	}
-}
-
-// newConfig applies opts.
-func newConfig(opts []Option) *config {
-	c := &config{getenv: os.Getenv}
-	for _, o := range opts {
-		o(c)
-	}
-	return c
 }
