@@ -270,10 +270,16 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("scheduler: listen on %s: %w", cfg.Listen, security.ErrPlaintext)
 	}
 	hub := diagnostics.NewHub()
-	otel, err := otelshoal.Start(context.Background(), hub, append([]otelshoal.Option{otlp.Export()},
+	otel, envErr := otelshoal.Start(context.Background(), hub, append([]otelshoal.Option{otlp.Export()},
 		cfg.OpenTelemetry...)...)
-	if err != nil {
-		return nil, fmt.Errorf("scheduler: %w", err)
+	if envErr != nil {
+		// The OTEL_* variables are the whole program's: one that Shoal
+		// cannot follow does not keep the scheduler from running, as
+		// options that are wrong do.
+		var err error
+		if otel, err = otelshoal.Start(context.Background(), hub, cfg.OpenTelemetry...); err != nil {
+			return nil, fmt.Errorf("scheduler: %w", err)
+		}
 	}
 	var next slog.Handler
 	if cfg.Logger != nil {
@@ -343,6 +349,9 @@ func New(cfg Config) (*Server, error) {
 			otel.Shutdown(context.Background())
 			return nil, fmt.Errorf("scheduler: %w", err)
 		}
+	}
+	if envErr != nil {
+		s.logger.Warn("not exporting to OpenTelemetry as the OTEL_* variables say", "reason", envErr)
 	}
 	s.subs = append(s.subs, s.hub.Subscribe(s.observe))
 	s.startPlugins()
