@@ -18,7 +18,8 @@ const (
 	// Duration and, for "memory", Bytes describe the run.
 	TaskTransition Kind = iota + 1
 	// ComputeStarted: a graph was submitted. Tasks counts its tasks per
-	// key prefix; Caller says where the program submitted it.
+	// key prefix; Caller says where the program submitted it; Trace, if
+	// set, is the trace context of the caller.
 	ComputeStarted
 	// ComputeFinished: a computation ended. Err is set if it failed or was
 	// cancelled.
@@ -102,7 +103,7 @@ const (
 // set depends on Kind; the others are zero and are left out of JSON.
 //
 // Events are plain values. Once published, an event's Tasks map, Metrics
-// slice and Alert are shared by every subscriber and must not be
+// and Inputs slices and Alert are shared by every subscriber and must not be
 // modified.
 type Event struct {
 	Time     time.Time      `json:"time,omitzero"`      // when it happened
@@ -124,6 +125,24 @@ type Event struct {
 	Metrics  []FineMetric   `json:"metrics,omitempty"`  // Metrics: what was added to the totals
 	Alert    *Alert         `json:"alert,omitempty"`    // AlertRaised, AlertResolved
 	Caller   string         `json:"caller,omitempty"`   // ComputeStarted: where the user's code asked for it (see Caller)
+	// Trace is the W3C traceparent of the span the caller of Compute or
+	// Submit was in (ComputeStarted), so that tracing continues its trace.
+	Trace string `json:"trace,omitempty"`
+	// Inputs are what the worker got from other workers for the run that
+	// ended (TaskTransition from "processing"), when the executor was asked
+	// to report them (as it is while tracing).
+	Inputs []Transfer `json:"inputs,omitempty"`
+}
+
+// Transfer is data a worker got from another worker for a run of a task:
+// the value of one of the task's inputs (Key set), or what the task read
+// of the other worker's shuffle files (Key empty).
+type Transfer struct {
+	Key      graph.Key     `json:"key,omitempty"`
+	From     string        `json:"from"`     // the worker it came from
+	Start    time.Time     `json:"start"`    // when it began
+	Duration time.Duration `json:"duration"` // how long it took, in nanoseconds
+	Bytes    int64         `json:"bytes"`
 }
 
 // TotalTasks returns the number of tasks of a ComputeStarted event: the sum

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -62,7 +63,8 @@ var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
 func sampleEvents() []Event {
 	return []Event{
-		{Time: t0, Kind: ComputeStarted, Compute: 7, Tasks: map[string]int{"load": 2, "sum": 1}},
+		{Time: t0, Kind: ComputeStarted, Compute: 7, Tasks: map[string]int{"load": 2, "sum": 1},
+			Trace: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
 		{Time: t0.Add(time.Millisecond), Kind: WorkerAdded, Worker: "tcp://10.0.0.2:4000"},
 		{Time: t0.Add(2 * time.Millisecond), Kind: TaskTransition, Compute: 7, Key: "load-3fa2c1d0-0",
 			Prefix: "load", From: StateWaiting, To: StateProcessing, Worker: "local-0", Stimulus: "task-ready-12"},
@@ -76,6 +78,11 @@ func sampleEvents() []Event {
 			Err: "read data/2.csv line 3 column 2: \"x\" is not a number\n\tand \"quotes\" <html>"},
 		{Time: t0.Add(12 * time.Millisecond), Kind: ComputeFinished, Compute: 7, Err: "task load-3fa2c1d0-1 failed"},
 		{Kind: WorkerRemoved, Worker: "tcp://10.0.0.2:4000", Err: "connection lost"},
+		{Time: t0.Add(13 * time.Millisecond), Kind: TaskTransition, Compute: 7, Key: "sum-9c1d-0", Prefix: "sum",
+			From: StateProcessing, To: StateMemory, Worker: "tcp://10.0.0.2:4000", Start: t0.Add(12 * time.Millisecond),
+			Duration: time.Millisecond, Bytes: 8, Inputs: []Transfer{{Key: "load-3fa2c1d0-0", From: "tcp://10.0.0.3:4000",
+				Start: t0.Add(11 * time.Millisecond), Duration: time.Millisecond, Bytes: 4096},
+				{From: "tcp://10.0.0.4:4000", Start: t0.Add(12 * time.Millisecond), Bytes: 10}}},
 	}
 }
 
@@ -175,5 +182,15 @@ func sameEvent(a, b Event) bool {
 		return false
 	}
 	a.Time, b.Time, a.Start, b.Start = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	if len(a.Inputs) != len(b.Inputs) {
+		return false
+	}
+	a.Inputs, b.Inputs = slices.Clone(a.Inputs), slices.Clone(b.Inputs)
+	for i := range a.Inputs {
+		if !a.Inputs[i].Start.Equal(b.Inputs[i].Start) {
+			return false
+		}
+		a.Inputs[i].Start, b.Inputs[i].Start = time.Time{}, time.Time{}
+	}
 	return reflect.DeepEqual(a, b)
 }

@@ -102,7 +102,7 @@ func TestRecorderWritesJSONLines(t *testing.T) {
 		}
 	}
 	// The task stream of events read back is the recorder's.
-	if got, want := TaskStream(back), r.TaskStream(); len(want) != 2 || !reflect.DeepEqual(got, want) {
+	if got, want := TaskStream(back), r.TaskStream(); len(want) != 3 || !reflect.DeepEqual(got, want) {
 		t.Errorf("task stream of read-back events:\n got %+v\nwant %+v", got, want)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/shoal-data/shoal/diagnostics"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/flightdata"
 	"github.com/shoal-data/shoal/distributed/security"
@@ -462,7 +463,8 @@ func (c *Client) prepare(g *graph.Graph, keys []graph.Key) (*graph.Graph, error)
 }
 
 // submit sends a graph and returns the computation that waits for it.
-func (c *Client) submit(g *graph.Graph, keys []graph.Key, failFast bool) (*computation, error) {
+// The trace context of ctx goes with it, for the computation's span.
+func (c *Client) submit(ctx context.Context, g *graph.Graph, keys []graph.Key, failFast bool) (*computation, error) {
 	b, err := graph.Encode(g)
 	if err != nil {
 		return nil, err
@@ -495,7 +497,8 @@ func (c *Client) submit(g *graph.Graph, keys []graph.Key, failFast bool) (*compu
 	if comp.pending == 0 {
 		comp.finish()
 	}
-	c.outSubmit = append(c.outSubmit, &wire.Submit{Computation: comp.name, Graph: b, Keys: ks, Caller: caller})
+	c.outSubmit = append(c.outSubmit, &wire.Submit{Computation: comp.name, Graph: b, Keys: ks, Caller: caller,
+		OtelTraceparent: otelshoal.Traceparent(ctx)})
 	c.wake()
 	return comp, nil
 }
@@ -527,7 +530,7 @@ func (c *Client) Compute(ctx context.Context, g *graph.Graph, keys ...graph.Key)
 	if err != nil {
 		return nil, err
 	}
-	comp, err := c.submit(g, keys, true)
+	comp, err := c.submit(ctx, g, keys, true)
 	if err != nil {
 		return nil, err
 	}
@@ -584,7 +587,7 @@ func (c *Client) submitFutures(ctx context.Context, g *graph.Graph, keys []graph
 	if err != nil {
 		return nil, err
 	}
-	comp, err := c.submit(g, keys, false)
+	comp, err := c.submit(ctx, g, keys, false)
 	if err != nil {
 		return nil, err
 	}

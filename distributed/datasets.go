@@ -43,7 +43,7 @@ func (c *Client) GetDataset(ctx context.Context, name string) ([]*Future, error)
 		keys[i] = graph.Key(k)
 	}
 	g.AddExternal(keys...)
-	comp, err := c.submit(g, keys, false)
+	comp, err := c.submit(ctx, g, keys, false)
 	if err != nil {
 		return nil, fmt.Errorf("get dataset %q: %w", name, err)
 	}

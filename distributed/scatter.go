@@ -55,7 +55,7 @@ func (c *Client) Scatter(ctx context.Context, values []any, opts ...TaskOption) 
 		}
 		keys[i] = k
 	}
-	comp, err := c.submit(g, keys, false)
+	comp, err := c.submit(ctx, g, keys, false)
 	if err != nil {
 		return nil, fmt.Errorf("scatter: %w", err)
 	}

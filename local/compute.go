@@ -10,6 +10,7 @@ import (
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/diagnostics/dashboard"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -19,6 +20,7 @@ type computation struct {
 	e        *Executor
 	id       uint64
 	name     string // id, for logs and profiles, once asked for
+	trace    string // the caller's trace context (otelshoal.Traceparent)
 	client   string
 	keys     []graph.Key
 	ids      []int32       // per position: the task id once computed, -1 once failed or released
@@ -153,7 +155,7 @@ func (e *Executor) start(c *computation, g *graph.Graph, keys []graph.Key) {
 			}
 		}
 		e.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeStarted, Compute: c.id, Tasks: tasks,
-			Caller: diagnostics.Caller()})
+			Caller: diagnostics.Caller(), Trace: c.trace})
 	}
 	e.alerts.shuffles = append(e.alerts.shuffles, alert.Shuffles(g, c.id)...)
 	now := time.Now()
@@ -223,6 +225,7 @@ func (e *Executor) Compute(ctx context.Context, g *graph.Graph, keys ...graph.Ke
 		return nil, ErrClosed
 	}
 	c := e.newComputation("compute", keys)
+	c.trace = otelshoal.Traceparent(ctx)
 	e.start(c, g, keys)
 	e.mu.Unlock()
 
@@ -292,6 +295,7 @@ func (e *Executor) Submit(ctx context.Context, g *graph.Graph, keys ...graph.Key
 		return nil, ErrClosed
 	}
 	c := e.newComputation("submit", keys)
+	c.trace = otelshoal.Traceparent(ctx)
 	c.futures = make([]*future, len(keys))
 	out := make([]graph.Future, len(keys))
 	for i, k := range keys {

@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/diagnostics/archive"
 	"github.com/shoal-data/shoal/diagnostics/dashboard"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -34,6 +35,7 @@ type Executor struct {
 	env      *graph.Env
 	hub      *diagnostics.Hub
 	progress *diagnostics.Progress
+	otel     *otelshoal.Exporter       // nil when nothing is exported
 	profiler *diagnostics.Profiler     // nil when profiling is off
 	profiles *diagnostics.ProfileStore // its windows
 	archive  *archive.Writer           // nil without WithArchive
@@ -108,11 +110,20 @@ func New(opts ...Option) *Executor {
 	if aw != nil {
 		logger = slog.New(aw.LogHandler(logger.Handler(), archive.ProcessLocal, workerName))
 	}
+	hub := diagnostics.NewHub()
+	otel, otelErr := otelshoal.Start(context.Background(), hub, cfg.otel...)
+	if h := otel.LogHandler(); h != nil {
+		logger = slog.New(slog.NewMultiHandler(logger.Handler(), h))
+	}
 	logger = logger.With("executor", "local")
+	if otelErr != nil {
+		logger.Warn("not exporting to OpenTelemetry", "reason", otelErr)
+	}
 	e := &Executor{
 		cfg:     cfg,
 		logger:  logger,
-		hub:     diagnostics.NewHub(),
+		hub:     hub,
+		otel:    otel,
 		clients: make(map[string]*computation),
 		archive: aw,
 		started: time.Now(),
@@ -163,8 +174,10 @@ func (e *Executor) LocalDir() string { return e.store.dir }
 func (e *Executor) Threads() int { return e.cfg.threads }
 
 // Close cancels every running computation, waits for the goroutines to
-// stop, removes the spill directory and writes what is left of the
-// archive (WithArchive). Calls after Close fail with ErrClosed.
+// stop, flushes what is exported to OpenTelemetry (waiting for it
+// otelShutdownTimeout at most), removes the spill directory and writes
+// what is left of the archive (WithArchive). Calls after Close fail with
+// ErrClosed.
 func (e *Executor) Close() error {
 	e.mu.Lock()
 	if e.closed {
@@ -185,12 +198,21 @@ func (e *Executor) Close() error {
 		e.progress.Close()
 	}
 	e.hub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), otelShutdownTimeout)
+	if err := e.otel.Shutdown(ctx); err != nil {
+		e.logger.Warn("could not flush what was exported to OpenTelemetry", "reason", err)
+	}
+	cancel()
 	err := e.store.close()
 	if e.archive != nil {
 		err = errors.Join(err, e.archive.Close())
 	}
 	return err
 }
+
+// otelShutdownTimeout bounds how long Close waits for the last spans,
+// metrics and logs to be exported.
+const otelShutdownTimeout = 10 * time.Second
 
 // pushReady queues a task to run, ready since now, and starts a goroutine
 // for it if a slot is free. Called with e.mu held.

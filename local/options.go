@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/diagnostics/archive"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 	"github.com/shoal-data/shoal/graph"
 )
 
@@ -30,6 +31,7 @@ type config struct {
 	archiveDir    string
 	archiveOpts   []archive.Option
 	alerts        alert.Config
+	otel          []otelshoal.Option
 }
 
 func defaultConfig() config {
@@ -143,4 +145,13 @@ func WithProfileWindow(d time.Duration) Option {
 // workers' heartbeats, memory and disks are a cluster's.
 func WithAlerts(c alert.Config) Option {
 	return func(cfg *config) { cfg.alerts = c }
+}
+
+// WithOpenTelemetry exports the executor's traces (a span per computation
+// and per task run), metrics and logs to OpenTelemetry as opts say: to
+// the providers given (otelshoal.WithTracerProvider...), or over OTLP as
+// the OTEL_* environment variables say with otlp.Export(). By default
+// nothing is exported. See package otelshoal for the spans and metrics.
+func WithOpenTelemetry(opts ...otelshoal.Option) Option {
+	return func(c *config) { c.otel = append(c.otel, opts...) }
 }

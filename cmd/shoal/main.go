@@ -53,6 +53,8 @@ import (
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/diagnostics/archive"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal/otlp"
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/server"
@@ -209,6 +211,8 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	archiveDir := fs.String("archive", "", "`directory` where to keep the cluster's logs, events, task runs, transitions and metric samples in Parquet files that outlive it (empty: none)")
 	archiveMax := fs.String("archive-max-bytes", "1GiB", "bound of the archive's total size; the oldest files are removed first (0: none)")
 	archiveFlush := fs.Duration("archive-flush", archive.DefaultFlushInterval, "longest time a record waits in memory before it is in an archive file: what a crash loses at most")
+	otlpEndpoint := fs.String("otlp-endpoint", "", "export traces, metrics and logs over OpenTelemetry's OTLP to this `URL`, such as http://localhost:4318 (empty: as the OTEL_* environment variables say; none by default)")
+	otlpProtocol := fs.String("otlp-protocol", "", "OTLP `protocol` of --otlp-endpoint: grpc or http/protobuf (default: OTEL_EXPORTER_OTLP_PROTOCOL's, else http/protobuf)")
 	var sf securityFlags
 	sf.register(fs)
 	var lf logFlags
@@ -247,10 +251,15 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	if maxBytes == 0 {
 		maxBytes = -1 // no bound
 	}
+	var otel []otelshoal.Option
+	if *otlpEndpoint != "" {
+		otel = append(otel, otlp.Export(otlp.WithEndpoint(*otlpEndpoint, *otlpProtocol)))
+	}
 	s, err := server.New(server.Config{Listen: *addr, Logger: logger, Saturation: *saturation,
 		HeartbeatTimeout: *heartbeat, NoWorkersTimeout: *noWorkers, DashboardListen: *dashboard, MetricsListen: *metricsListen,
 		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure, Archive: *archiveDir,
-		ArchiveOptions: []archive.Option{archive.WithMaxBytes(maxBytes), archive.WithFlushInterval(*archiveFlush)}})
+		ArchiveOptions: []archive.Option{archive.WithMaxBytes(maxBytes), archive.WithFlushInterval(*archiveFlush)},
+		OpenTelemetry:  otel})
 	if err != nil {
 		return err
 	}

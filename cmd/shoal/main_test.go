@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/shoal-data/shoal/distributed/server"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/otlptest"
 	"github.com/shoal-data/shoal/io/parquet"
 	"github.com/shoal-data/shoal/io/storage"
 	"github.com/shoal-data/shoal/local"
@@ -52,6 +54,11 @@ func TestHelpAndUsage(t *testing.T) {
 		{[]string{"scheduler", "--help"}, 0, "-archive-max-bytes"},
 		{[]string{"scheduler", "--insecure", "--addr", "127.0.0.1:0", "--archive-max-bytes", "lots"}, 1,
 			"--archive-max-bytes"},
+		{[]string{"scheduler", "--help"}, 0, "-otlp-endpoint"},
+		{[]string{"scheduler", "--addr", "127.0.0.1:0", "--insecure", "--dashboard-address", "",
+			"--otlp-endpoint", "localhost:4318"}, 1, `OTLP endpoint "localhost:4318": want a URL`},
+		{[]string{"scheduler", "--addr", "127.0.0.1:0", "--insecure", "--dashboard-address", "",
+			"--otlp-endpoint", "http://localhost:4318", "--otlp-protocol", "http/json"}, 1, `OTLP protocol "http/json"`},
 		{[]string{"bogus"}, 2, `unknown command "bogus"`},
 		{[]string{"worker"}, 2, "Usage: shoal worker"},
 		{[]string{"worker", "127.0.0.1:1", "--memory-limit", "lots"}, 1, "--memory-limit"},
@@ -394,4 +401,30 @@ func TestArchiveSurvivesSIGKILL(t *testing.T) {
 		t.Errorf("%d task runs in the archive, want at least a computation's 20", n)
 	}
 	t.Logf("%d files readable, %d task runs", files, n)
+}
+
+// TestSchedulerOTLP runs `shoal scheduler --otlp-endpoint` against an OTLP
+// receiver and finds the scheduler's logs there.
+func TestSchedulerOTLP(t *testing.T) {
+	r := otlptest.New(t)
+	t.Setenv("OTEL_SERVICE_NAME", "shoal-cmd-test")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the scheduler starts, then stops at once
+	var out bytes.Buffer
+	err := runScheduler(ctx, []string{"--addr", "127.0.0.1:0", "--insecure", "--dashboard-address", "",
+		"--otlp-endpoint", r.GRPCEndpoint(), "--otlp-protocol", "grpc"}, &out)
+	if err != nil {
+		t.Fatalf("shoal scheduler: %v\n%s", err, out.String())
+	}
+	var got []string
+	for _, rec := range otlptest.Records(r.Logs()) {
+		if rec.Service == "shoal-cmd-test" {
+			got = append(got, rec.Body)
+		}
+	}
+	for _, want := range []string{"scheduler started", "scheduler closed"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("logs exported: %q; want %q among them", got, want)
+		}
+	}
 }

@@ -33,6 +33,8 @@ import (
 	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/diagnostics/archive"
 	"github.com/shoal-data/shoal/diagnostics/dashboard"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal"
+	"github.com/shoal-data/shoal/diagnostics/otelshoal/otlp"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/logring"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
@@ -152,6 +154,13 @@ type Config struct {
 	// ArchiveOptions tune the archive: archive.WithMaxBytes (1 GiB by
 	// default), archive.WithFlushInterval (10s), and so on.
 	ArchiveOptions []archive.Option
+	// OpenTelemetry exports traces (a span per computation, task run and
+	// transfer between workers), metrics and logs (the scheduler's and
+	// the workers') to the providers given (otelshoal.WithTracerProvider
+	// ...). The signals given none are exported over OTLP as the OTEL_*
+	// environment variables say, and not at all when they say nothing,
+	// or as an otlp.Export option given here says.
+	OpenTelemetry []otelshoal.Option
 }
 
 // Server is a running scheduler.
@@ -173,6 +182,7 @@ type Server struct {
 	archive *archive.Writer // nil without Config.Archive
 	sampled archiveSampler  // used by the archive's sampler only
 	alerts  alerts
+	otel    *otelshoal.Exporter // nil when nothing is exported
 
 	dash       *dashboard.Recorder // the task stream and progress, when the dashboard is served
 	dashHTTP   *metrics.Server
@@ -200,6 +210,7 @@ type Server struct {
 	published uint64
 	trbuf     []scheduler.Transition
 	evbuf     []diagnostics.Event
+	runInputs []diagnostics.Transfer // of the TaskDone being handled, while tracing
 	dirty     []*outbox
 	closed    bool
 	// The core's handling of events since the last system sample.
@@ -289,8 +300,21 @@ func New(cfg Config) (*Server, error) {
 	if !cfg.Insecure && cfg.Credentials == nil && len(cfg.ServerOptions) == 0 && !security.IsLoopback(cfg.Listen) {
 		return nil, fmt.Errorf("scheduler: listen on %s: %w", cfg.Listen, security.ErrPlaintext)
 	}
+	hub := diagnostics.NewHub()
+	otel, envErr := otelshoal.Start(context.Background(), hub, append([]otelshoal.Option{otlp.Export()},
+		cfg.OpenTelemetry...)...)
+	if envErr != nil {
+		// The OTEL_* variables are the whole program's: one that Shoal
+		// cannot follow does not keep the scheduler from running, as
+		// options that are wrong do.
+		var err error
+		if otel, err = otelshoal.Start(context.Background(), hub, cfg.OpenTelemetry...); err != nil {
+			return nil, fmt.Errorf("scheduler: %w", err)
+		}
+	}
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		otel.Shutdown(context.Background())
 		return nil, fmt.Errorf("scheduler: listen on %s: %w", cfg.Listen, err)
 	}
 	var idb [6]byte
@@ -299,11 +323,17 @@ func New(cfg Config) (*Server, error) {
 	aw, self, err := openArchive(cfg, id)
 	if err != nil {
 		lis.Close()
+		otel.Shutdown(context.Background())
 		return nil, err
 	}
 	var next slog.Handler
 	if cfg.Logger != nil {
 		next = cfg.Logger.Handler()
+	}
+	if h := otel.LogHandler(); h != nil && next != nil {
+		next = slog.NewMultiHandler(next, h)
+	} else if h != nil {
+		next = h
 	}
 	if aw != nil {
 		next = aw.LogHandler(next, archive.ProcessScheduler, "")
@@ -326,7 +356,8 @@ func New(cfg Config) (*Server, error) {
 		tel:         newTelemetry(),
 		archive:     aw,
 		lis:         lis,
-		hub:         diagnostics.NewHub(),
+		hub:         hub,
+		otel:        otel,
 		stop:        make(chan struct{}),
 		workers:     map[string]*workerConn{},
 		clients:     map[string]*clientConn{},
@@ -351,6 +382,7 @@ func New(cfg Config) (*Server, error) {
 			s.metrics.close()
 			lis.Close()
 			s.closeArchive()
+			otel.Shutdown(context.Background())
 			return nil, fmt.Errorf("scheduler: %w", err)
 		}
 		s.metrics.http = ms
@@ -360,8 +392,12 @@ func New(cfg Config) (*Server, error) {
 			s.metrics.close()
 			lis.Close()
 			s.closeArchive()
+			otel.Shutdown(context.Background())
 			return nil, fmt.Errorf("scheduler: %w", err)
 		}
+	}
+	if envErr != nil {
+		s.logger.Warn("not exporting to OpenTelemetry as the OTEL_* variables say", "reason", envErr)
 	}
 	s.subs = append(s.subs, s.hub.Subscribe(s.observe))
 	if aw != nil {
@@ -437,7 +473,8 @@ func (s *Server) WaitForWorkers(ctx context.Context, n int) error {
 }
 
 // Close asks the workers to shut down, waits for them to go (until ctx is
-// done), then stops serving.
+// done), then stops serving, and flushes what it exported to
+// OpenTelemetry (until ctx is done at most).
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -476,7 +513,11 @@ func (s *Server) Close(ctx context.Context) error {
 	s.peers.Close()
 	s.metrics.close()
 	s.logger.Info("scheduler closed")
-	return s.closeArchive()
+	err := s.closeArchive()
+	if oerr := s.otel.Shutdown(ctx); oerr != nil {
+		s.logger.Warn("could not flush what was exported to OpenTelemetry", "reason", oerr)
+	}
+	return err
 }
 
 func (s *Server) signalChange() {
@@ -651,7 +692,7 @@ func (s *Server) publishTransitions(evs []scheduler.Event) {
 		ev := diagnostics.Event{Time: tr.Time, Kind: diagnostics.TaskTransition, Compute: s.owner[tr.Key],
 			Key: tr.Key, Prefix: tr.Key.Prefix(), From: tr.From.String(), To: tr.To.String(), Stimulus: tr.Stimulus}
 		if tr.Key == ran && (tr.From == scheduler.Processing || tr.From == scheduler.Cancelled) {
-			ev.Worker, ev.Start, ev.Duration = worker, start, dur
+			ev.Worker, ev.Start, ev.Duration, ev.Inputs = worker, start, dur, s.runInputs
 			if tr.To == scheduler.Memory {
 				ev.Bytes = size
 			}

@@ -126,7 +126,7 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 	s.pluginsFor(wc)
 
 	err = stream.Send(&wire.WorkerDown{Msg: &wire.WorkerDown_Welcome{Welcome: &wire.Welcome{SchedulerId: s.id,
-		Name: reg.Address, HeartbeatIntervalNanos: int64(s.cfg.HeartbeatInterval)}}})
+		Name: reg.Address, HeartbeatIntervalNanos: int64(s.cfg.HeartbeatInterval), OtelInputs: s.otel.Tracing()}}})
 	sendDone := make(chan error, 1)
 	recvDone := make(chan error, 1)
 	if err == nil {
@@ -285,6 +285,7 @@ func (s *Server) sendWorker(ctx context.Context, wc *workerConn, stream wire.Sch
 func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 	s.workerTelemetry(wc.addr, b)
 	s.archiveLogs(wc.addr, wc.info.Pid, b.Logs)
+	s.exportWorkerLogs(wc.addr, b.Logs)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.workers[wc.addr] != wc {
@@ -369,7 +370,9 @@ func (s *Server) workerBatch(wc *workerConn, b *wire.WorkerBatch) {
 			ev = &scheduler.TaskFailed{Meta: scheduler.Meta{Time: t}, Key: graph.Key(d.Key), ID: d.Id,
 				Worker: wc.addr, Err: err, Start: start, Duration: time.Duration(d.DurationNanos)}
 		}
+		s.runInputs = runInputs(d)
 		s.handle(ev)
+		s.runInputs = nil
 	}
 	s.flush()
 }
@@ -600,7 +603,7 @@ func (s *Server) clientBatch(cc *clientConn, b *wire.ClientBatch) error {
 				c.pending[k] = true
 			}
 			s.hub.Publish(diagnostics.Event{Kind: diagnostics.ComputeStarted, Compute: c.number, Tasks: tasks,
-				Caller: sub.Caller})
+				Caller: sub.Caller, Trace: sub.OtelTraceparent})
 		}
 		s.handle(&scheduler.GraphSubmitted{Meta: scheduler.Meta{Time: time.Now(), Stimulus: c.id}, Client: c.id,
 			Graph: g, Keys: keys, Priority: int(sub.Priority)})

@@ -1419,7 +1419,10 @@ type TaskDone struct {
 	Error         *Error                 `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"` // set when the task failed
 	// Bytes the task read from files (a shuffle's shards, here or from a
 	// peer), for the skewed-partition alert.
-	ReadBytes     int64 `protobuf:"varint,400,opt,name=read_bytes,json=readBytes,proto3" json:"read_bytes,omitempty"`
+	ReadBytes int64 `protobuf:"varint,400,opt,name=read_bytes,json=readBytes,proto3" json:"read_bytes,omitempty"`
+	// What the worker got from other workers for this run, when the
+	// scheduler asked for it (Welcome.otel_inputs).
+	OtelInputs    []*OtelTransfer `protobuf:"bytes,300,rep,name=otel_inputs,json=otelInputs,proto3" json:"otel_inputs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1501,6 +1504,13 @@ func (x *TaskDone) GetReadBytes() int64 {
 		return x.ReadBytes
 	}
 	return 0
+}
+
+func (x *TaskDone) GetOtelInputs() []*OtelTransfer {
+	if x != nil {
+		return x.OtelInputs
+	}
+	return nil
 }
 
 type Memory struct {
@@ -1666,8 +1676,11 @@ type Welcome struct {
 	SchedulerId            string                 `protobuf:"bytes,1,opt,name=scheduler_id,json=schedulerId,proto3" json:"scheduler_id,omitempty"`
 	Name                   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"` // the name the peer got
 	HeartbeatIntervalNanos int64                  `protobuf:"varint,3,opt,name=heartbeat_interval_nanos,json=heartbeatIntervalNanos,proto3" json:"heartbeat_interval_nanos,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// The scheduler traces task runs: a worker reports the inputs of each
+	// run that came from other workers (TaskDone.otel_inputs).
+	OtelInputs    bool `protobuf:"varint,300,opt,name=otel_inputs,json=otelInputs,proto3" json:"otel_inputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Welcome) Reset() {
@@ -1719,6 +1732,13 @@ func (x *Welcome) GetHeartbeatIntervalNanos() int64 {
 		return x.HeartbeatIntervalNanos
 	}
 	return 0
+}
+
+func (x *Welcome) GetOtelInputs() bool {
+	if x != nil {
+		return x.OtelInputs
+	}
+	return false
 }
 
 // WorkerInstructions are the scheduler's instructions for one worker, in
@@ -2387,9 +2407,12 @@ type Submit struct {
 	Keys        []string               `protobuf:"bytes,3,rep,name=keys,proto3" json:"keys,omitempty"`
 	Priority    int64                  `protobuf:"varint,4,opt,name=priority,proto3" json:"priority,omitempty"`
 	// Where the client's program submitted it ("file:line").
-	Caller        string `protobuf:"bytes,100,opt,name=caller,proto3" json:"caller,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Caller string `protobuf:"bytes,100,opt,name=caller,proto3" json:"caller,omitempty"`
+	// The W3C traceparent of the span the caller was in, if any: the
+	// computation's span is its child.
+	OtelTraceparent string `protobuf:"bytes,300,opt,name=otel_traceparent,json=otelTraceparent,proto3" json:"otel_traceparent,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Submit) Reset() {
@@ -2453,6 +2476,13 @@ func (x *Submit) GetPriority() int64 {
 func (x *Submit) GetCaller() string {
 	if x != nil {
 		return x.Caller
+	}
+	return ""
+}
+
+func (x *Submit) GetOtelTraceparent() string {
+	if x != nil {
+		return x.OtelTraceparent
 	}
 	return ""
 }
@@ -5145,6 +5175,85 @@ func (x *DumpReportDown) GetSnapshot() []byte {
 	return nil
 }
 
+// OtelTransfer is data a worker got from another worker for a run of a
+// task: the value of one of its inputs (key set), or what the task read
+// of the other worker's shuffle files (key empty).
+type OtelTransfer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	From          string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"` // the other worker's address
+	StartUnixNano int64                  `protobuf:"varint,3,opt,name=start_unix_nano,json=startUnixNano,proto3" json:"start_unix_nano,omitempty"`
+	DurationNanos int64                  `protobuf:"varint,4,opt,name=duration_nanos,json=durationNanos,proto3" json:"duration_nanos,omitempty"`
+	Bytes         int64                  `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OtelTransfer) Reset() {
+	*x = OtelTransfer{}
+	mi := &file_shoal_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OtelTransfer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OtelTransfer) ProtoMessage() {}
+
+func (x *OtelTransfer) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OtelTransfer.ProtoReflect.Descriptor instead.
+func (*OtelTransfer) Descriptor() ([]byte, []int) {
+	return file_shoal_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *OtelTransfer) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *OtelTransfer) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *OtelTransfer) GetStartUnixNano() int64 {
+	if x != nil {
+		return x.StartUnixNano
+	}
+	return 0
+}
+
+func (x *OtelTransfer) GetDurationNanos() int64 {
+	if x != nil {
+		return x.DurationNanos
+	}
+	return 0
+}
+
+func (x *OtelTransfer) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
 var File_shoal_proto protoreflect.FileDescriptor
 
 const file_shoal_proto_rawDesc = "" +
@@ -5288,7 +5397,7 @@ const file_shoal_proto_rawDesc = "" +
 	"\x04size\x18\x05 \x01(\x03R\x04size\"3\n" +
 	"\vShuffleDisk\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"\xe2\x01\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"\xa8\x02\n" +
 	"\bTaskDone\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x05R\x02id\x12&\n" +
@@ -5297,7 +5406,9 @@ const file_shoal_proto_rawDesc = "" +
 	"\x04size\x18\x05 \x01(\x03R\x04size\x121\n" +
 	"\x05error\x18\x06 \x01(\v2\x1b.shoal.distributed.v1.ErrorR\x05error\x12\x1e\n" +
 	"\n" +
-	"read_bytes\x18\x90\x03 \x01(\x03R\treadBytes\"V\n" +
+	"read_bytes\x18\x90\x03 \x01(\x03R\treadBytes\x12D\n" +
+	"\votel_inputs\x18\xac\x02 \x03(\v2\".shoal.distributed.v1.OtelTransferR\n" +
+	"otelInputs\"V\n" +
 	"\x06Memory\x12\x18\n" +
 	"\amanaged\x18\x01 \x01(\x03R\amanaged\x12\x18\n" +
 	"\aprocess\x18\x02 \x01(\x03R\aprocess\x12\x18\n" +
@@ -5307,11 +5418,13 @@ const file_shoal_proto_rawDesc = "" +
 	"\awelcome\x18\x01 \x01(\v2\x1d.shoal.distributed.v1.WelcomeH\x00R\awelcome\x129\n" +
 	"\arefused\x18\x02 \x01(\v2\x1d.shoal.distributed.v1.RefusedH\x00R\arefused\x12@\n" +
 	"\x05batch\x18\x03 \x01(\v2(.shoal.distributed.v1.WorkerInstructionsH\x00R\x05batchB\x05\n" +
-	"\x03msg\"z\n" +
+	"\x03msg\"\x9c\x01\n" +
 	"\aWelcome\x12!\n" +
 	"\fscheduler_id\x18\x01 \x01(\tR\vschedulerId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x128\n" +
-	"\x18heartbeat_interval_nanos\x18\x03 \x01(\x03R\x16heartbeatIntervalNanos\"\xb7\x01\n" +
+	"\x18heartbeat_interval_nanos\x18\x03 \x01(\x03R\x16heartbeatIntervalNanos\x12 \n" +
+	"\votel_inputs\x18\xac\x02 \x01(\bR\n" +
+	"otelInputs\"\xb7\x01\n" +
 	"\x12WorkerInstructions\x12\x14\n" +
 	"\x05reset\x18\x01 \x01(\bR\x05reset\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12E\n" +
@@ -5358,13 +5471,14 @@ const file_shoal_proto_rawDesc = "" +
 	"\vClientBatch\x124\n" +
 	"\x06submit\x18\x01 \x03(\v2\x1c.shoal.distributed.v1.SubmitR\x06submit\x127\n" +
 	"\arelease\x18\x02 \x03(\v2\x1d.shoal.distributed.v1.ReleaseR\arelease\x124\n" +
-	"\x06cancel\x18\x03 \x03(\v2\x1c.shoal.distributed.v1.CancelR\x06cancel\"\x88\x01\n" +
+	"\x06cancel\x18\x03 \x03(\v2\x1c.shoal.distributed.v1.CancelR\x06cancel\"\xb4\x01\n" +
 	"\x06Submit\x12 \n" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x14\n" +
 	"\x05graph\x18\x02 \x01(\fR\x05graph\x12\x12\n" +
 	"\x04keys\x18\x03 \x03(\tR\x04keys\x12\x1a\n" +
 	"\bpriority\x18\x04 \x01(\x03R\bpriority\x12\x16\n" +
-	"\x06caller\x18d \x01(\tR\x06caller\"?\n" +
+	"\x06caller\x18d \x01(\tR\x06caller\x12*\n" +
+	"\x10otel_traceparent\x18\xac\x02 \x01(\tR\x0fotelTraceparent\"?\n" +
 	"\aRelease\x12 \n" +
 	"\vcomputation\x18\x01 \x01(\tR\vcomputation\x12\x12\n" +
 	"\x04keys\x18\x02 \x03(\tR\x04keys\"V\n" +
@@ -5571,7 +5685,13 @@ const file_shoal_proto_rawDesc = "" +
 	"\fDumpReportUp\"F\n" +
 	"\x0eDumpReportDown\x12\x18\n" +
 	"\astarted\x18\x01 \x01(\bR\astarted\x12\x1a\n" +
-	"\bsnapshot\x18\x02 \x01(\fR\bsnapshot2\x83\r\n" +
+	"\bsnapshot\x18\x02 \x01(\fR\bsnapshot\"\x99\x01\n" +
+	"\fOtelTransfer\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12&\n" +
+	"\x0fstart_unix_nano\x18\x03 \x01(\x03R\rstartUnixNano\x12%\n" +
+	"\x0eduration_nanos\x18\x04 \x01(\x03R\rdurationNanos\x12\x14\n" +
+	"\x05bytes\x18\x05 \x01(\x03R\x05bytes2\x83\r\n" +
 	"\tScheduler\x12T\n" +
 	"\fWorkerStream\x12\x1e.shoal.distributed.v1.WorkerUp\x1a .shoal.distributed.v1.WorkerDown(\x010\x01\x12T\n" +
 	"\fClientStream\x12\x1e.shoal.distributed.v1.ClientUp\x1a .shoal.distributed.v1.ClientDown(\x010\x01\x12L\n" +
@@ -5618,7 +5738,7 @@ func file_shoal_proto_rawDescGZIP() []byte {
 }
 
 var file_shoal_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
+var file_shoal_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
 var file_shoal_proto_goTypes = []any{
 	(Error_Kind)(0),            // 0: shoal.distributed.v1.Error.Kind
 	(*Registry)(nil),           // 1: shoal.distributed.v1.Registry
@@ -5694,26 +5814,27 @@ var file_shoal_proto_goTypes = []any{
 	(*DumpTransition)(nil),     // 71: shoal.distributed.v1.DumpTransition
 	(*DumpReportUp)(nil),       // 72: shoal.distributed.v1.DumpReportUp
 	(*DumpReportDown)(nil),     // 73: shoal.distributed.v1.DumpReportDown
-	nil,                        // 74: shoal.distributed.v1.Registry.SignaturesEntry
-	nil,                        // 75: shoal.distributed.v1.LogRecord.AttrsEntry
-	nil,                        // 76: shoal.distributed.v1.RegisterWorker.ResourcesEntry
-	nil,                        // 77: shoal.distributed.v1.WorkerStats.TasksEntry
-	nil,                        // 78: shoal.distributed.v1.RunTask.ResourcesEntry
-	nil,                        // 79: shoal.distributed.v1.Event.TasksEntry
-	nil,                        // 80: shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	nil,                        // 81: shoal.distributed.v1.ClusterInfo.TasksEntry
-	nil,                        // 82: shoal.distributed.v1.LogsReply.WorkersEntry
-	nil,                        // 83: shoal.distributed.v1.EnvironRequest.VarsEntry
+	(*OtelTransfer)(nil),       // 74: shoal.distributed.v1.OtelTransfer
+	nil,                        // 75: shoal.distributed.v1.Registry.SignaturesEntry
+	nil,                        // 76: shoal.distributed.v1.LogRecord.AttrsEntry
+	nil,                        // 77: shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	nil,                        // 78: shoal.distributed.v1.WorkerStats.TasksEntry
+	nil,                        // 79: shoal.distributed.v1.RunTask.ResourcesEntry
+	nil,                        // 80: shoal.distributed.v1.Event.TasksEntry
+	nil,                        // 81: shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	nil,                        // 82: shoal.distributed.v1.ClusterInfo.TasksEntry
+	nil,                        // 83: shoal.distributed.v1.LogsReply.WorkersEntry
+	nil,                        // 84: shoal.distributed.v1.EnvironRequest.VarsEntry
 }
 var file_shoal_proto_depIdxs = []int32{
-	74, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
+	75, // 0: shoal.distributed.v1.Registry.signatures:type_name -> shoal.distributed.v1.Registry.SignaturesEntry
 	0,  // 1: shoal.distributed.v1.Error.kind:type_name -> shoal.distributed.v1.Error.Kind
 	3,  // 2: shoal.distributed.v1.Error.cause:type_name -> shoal.distributed.v1.Error
 	3,  // 3: shoal.distributed.v1.Error.wraps:type_name -> shoal.distributed.v1.Error
-	75, // 4: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
+	76, // 4: shoal.distributed.v1.LogRecord.attrs:type_name -> shoal.distributed.v1.LogRecord.AttrsEntry
 	6,  // 5: shoal.distributed.v1.WorkerUp.register:type_name -> shoal.distributed.v1.RegisterWorker
 	7,  // 6: shoal.distributed.v1.WorkerUp.batch:type_name -> shoal.distributed.v1.WorkerBatch
-	76, // 7: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
+	77, // 7: shoal.distributed.v1.RegisterWorker.resources:type_name -> shoal.distributed.v1.RegisterWorker.ResourcesEntry
 	1,  // 8: shoal.distributed.v1.RegisterWorker.registry:type_name -> shoal.distributed.v1.Registry
 	17, // 9: shoal.distributed.v1.WorkerBatch.done:type_name -> shoal.distributed.v1.TaskDone
 	18, // 10: shoal.distributed.v1.WorkerBatch.memory:type_name -> shoal.distributed.v1.Memory
@@ -5725,112 +5846,113 @@ var file_shoal_proto_depIdxs = []int32{
 	13, // 16: shoal.distributed.v1.WorkerBatch.stats:type_name -> shoal.distributed.v1.WorkerStats
 	9,  // 17: shoal.distributed.v1.WorkerBatch.shuffle_io:type_name -> shoal.distributed.v1.ShuffleIO
 	15, // 18: shoal.distributed.v1.WorkerStats.disks:type_name -> shoal.distributed.v1.DiskUsage
-	77, // 19: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
+	78, // 19: shoal.distributed.v1.WorkerStats.tasks:type_name -> shoal.distributed.v1.WorkerStats.TasksEntry
 	16, // 20: shoal.distributed.v1.WorkerStats.shuffles:type_name -> shoal.distributed.v1.ShuffleDisk
 	14, // 21: shoal.distributed.v1.WorkerStats.running:type_name -> shoal.distributed.v1.AlertRunning
 	3,  // 22: shoal.distributed.v1.TaskDone.error:type_name -> shoal.distributed.v1.Error
-	20, // 23: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 24: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
-	21, // 25: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
-	22, // 26: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
-	23, // 27: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
-	24, // 28: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
-	25, // 29: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
-	26, // 30: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
-	78, // 31: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
-	28, // 32: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
-	29, // 33: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
-	1,  // 34: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
-	30, // 35: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
-	31, // 36: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
-	32, // 37: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
-	20, // 38: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
-	2,  // 39: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
-	34, // 40: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
-	35, // 41: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
-	36, // 42: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
-	37, // 43: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
-	3,  // 44: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
-	79, // 45: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
-	10, // 46: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
-	38, // 47: shoal.distributed.v1.Event.alert:type_name -> shoal.distributed.v1.AlertInfo
-	38, // 48: shoal.distributed.v1.AlertsReply.active:type_name -> shoal.distributed.v1.AlertInfo
-	38, // 49: shoal.distributed.v1.AlertsReply.recent:type_name -> shoal.distributed.v1.AlertInfo
-	80, // 50: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
-	18, // 51: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
-	41, // 52: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
-	81, // 53: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
-	4,  // 54: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 55: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
-	4,  // 56: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
-	82, // 57: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
-	50, // 58: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
-	35, // 59: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
-	3,  // 60: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
-	60, // 61: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
-	10, // 62: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
-	83, // 63: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
-	71, // 64: shoal.distributed.v1.DumpStoryReply.transitions:type_name -> shoal.distributed.v1.DumpTransition
-	48, // 65: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
-	5,  // 66: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
-	27, // 67: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
-	40, // 68: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
-	46, // 69: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
-	46, // 70: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
-	47, // 71: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
-	50, // 72: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
-	51, // 73: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
-	53, // 74: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
-	54, // 75: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
-	54, // 76: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
-	40, // 77: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
-	57, // 78: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
-	59, // 79: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
-	62, // 80: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
-	40, // 81: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
-	67, // 82: shoal.distributed.v1.Scheduler.DumpState:input_type -> shoal.distributed.v1.DumpStateRequest
-	69, // 83: shoal.distributed.v1.Scheduler.DumpStory:input_type -> shoal.distributed.v1.DumpStoryRequest
-	72, // 84: shoal.distributed.v1.Scheduler.DumpReport:input_type -> shoal.distributed.v1.DumpReportUp
-	40, // 85: shoal.distributed.v1.Scheduler.Alerts:input_type -> shoal.distributed.v1.InfoRequest
-	40, // 86: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
-	57, // 87: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
-	59, // 88: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
-	40, // 89: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
-	67, // 90: shoal.distributed.v1.Worker.DumpState:input_type -> shoal.distributed.v1.DumpStateRequest
-	69, // 91: shoal.distributed.v1.Worker.DumpStory:input_type -> shoal.distributed.v1.DumpStoryRequest
-	65, // 92: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
-	19, // 93: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
-	33, // 94: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
-	42, // 95: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
-	45, // 96: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
-	45, // 97: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
-	49, // 98: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
-	45, // 99: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
-	52, // 100: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
-	45, // 101: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
-	45, // 102: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
-	55, // 103: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
-	56, // 104: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
-	58, // 105: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
-	61, // 106: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
-	63, // 107: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
-	64, // 108: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
-	68, // 109: shoal.distributed.v1.Scheduler.DumpState:output_type -> shoal.distributed.v1.DumpStateReply
-	70, // 110: shoal.distributed.v1.Scheduler.DumpStory:output_type -> shoal.distributed.v1.DumpStoryReply
-	73, // 111: shoal.distributed.v1.Scheduler.DumpReport:output_type -> shoal.distributed.v1.DumpReportDown
-	39, // 112: shoal.distributed.v1.Scheduler.Alerts:output_type -> shoal.distributed.v1.AlertsReply
-	41, // 113: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
-	58, // 114: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
-	60, // 115: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
-	7,  // 116: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
-	68, // 117: shoal.distributed.v1.Worker.DumpState:output_type -> shoal.distributed.v1.DumpStateReply
-	70, // 118: shoal.distributed.v1.Worker.DumpStory:output_type -> shoal.distributed.v1.DumpStoryReply
-	66, // 119: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
-	93, // [93:120] is the sub-list for method output_type
-	66, // [66:93] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	74, // 23: shoal.distributed.v1.TaskDone.otel_inputs:type_name -> shoal.distributed.v1.OtelTransfer
+	20, // 24: shoal.distributed.v1.WorkerDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 25: shoal.distributed.v1.WorkerDown.refused:type_name -> shoal.distributed.v1.Refused
+	21, // 26: shoal.distributed.v1.WorkerDown.batch:type_name -> shoal.distributed.v1.WorkerInstructions
+	22, // 27: shoal.distributed.v1.WorkerInstructions.instructions:type_name -> shoal.distributed.v1.Instruction
+	23, // 28: shoal.distributed.v1.Instruction.run:type_name -> shoal.distributed.v1.RunTask
+	24, // 29: shoal.distributed.v1.Instruction.fetch:type_name -> shoal.distributed.v1.FetchKey
+	25, // 30: shoal.distributed.v1.Instruction.release:type_name -> shoal.distributed.v1.ReleaseKey
+	26, // 31: shoal.distributed.v1.Instruction.cancel:type_name -> shoal.distributed.v1.CancelTask
+	79, // 32: shoal.distributed.v1.RunTask.resources:type_name -> shoal.distributed.v1.RunTask.ResourcesEntry
+	28, // 33: shoal.distributed.v1.ClientUp.register:type_name -> shoal.distributed.v1.RegisterClient
+	29, // 34: shoal.distributed.v1.ClientUp.batch:type_name -> shoal.distributed.v1.ClientBatch
+	1,  // 35: shoal.distributed.v1.RegisterClient.registry:type_name -> shoal.distributed.v1.Registry
+	30, // 36: shoal.distributed.v1.ClientBatch.submit:type_name -> shoal.distributed.v1.Submit
+	31, // 37: shoal.distributed.v1.ClientBatch.release:type_name -> shoal.distributed.v1.Release
+	32, // 38: shoal.distributed.v1.ClientBatch.cancel:type_name -> shoal.distributed.v1.Cancel
+	20, // 39: shoal.distributed.v1.ClientDown.welcome:type_name -> shoal.distributed.v1.Welcome
+	2,  // 40: shoal.distributed.v1.ClientDown.refused:type_name -> shoal.distributed.v1.Refused
+	34, // 41: shoal.distributed.v1.ClientDown.batch:type_name -> shoal.distributed.v1.ClientReports
+	35, // 42: shoal.distributed.v1.ClientReports.results:type_name -> shoal.distributed.v1.KeyResult
+	36, // 43: shoal.distributed.v1.ClientReports.errors:type_name -> shoal.distributed.v1.KeyError
+	37, // 44: shoal.distributed.v1.ClientReports.events:type_name -> shoal.distributed.v1.Event
+	3,  // 45: shoal.distributed.v1.KeyError.error:type_name -> shoal.distributed.v1.Error
+	80, // 46: shoal.distributed.v1.Event.tasks:type_name -> shoal.distributed.v1.Event.TasksEntry
+	10, // 47: shoal.distributed.v1.Event.metrics:type_name -> shoal.distributed.v1.FineMetric
+	38, // 48: shoal.distributed.v1.Event.alert:type_name -> shoal.distributed.v1.AlertInfo
+	38, // 49: shoal.distributed.v1.AlertsReply.active:type_name -> shoal.distributed.v1.AlertInfo
+	38, // 50: shoal.distributed.v1.AlertsReply.recent:type_name -> shoal.distributed.v1.AlertInfo
+	81, // 51: shoal.distributed.v1.WorkerInfo.resources:type_name -> shoal.distributed.v1.WorkerInfo.ResourcesEntry
+	18, // 52: shoal.distributed.v1.WorkerInfo.memory:type_name -> shoal.distributed.v1.Memory
+	41, // 53: shoal.distributed.v1.ClusterInfo.workers:type_name -> shoal.distributed.v1.WorkerInfo
+	82, // 54: shoal.distributed.v1.ClusterInfo.tasks:type_name -> shoal.distributed.v1.ClusterInfo.TasksEntry
+	4,  // 55: shoal.distributed.v1.WorkerExit.logs:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 56: shoal.distributed.v1.LogList.records:type_name -> shoal.distributed.v1.LogRecord
+	4,  // 57: shoal.distributed.v1.LogsReply.scheduler:type_name -> shoal.distributed.v1.LogRecord
+	83, // 58: shoal.distributed.v1.LogsReply.workers:type_name -> shoal.distributed.v1.LogsReply.WorkersEntry
+	50, // 59: shoal.distributed.v1.EventsReply.events:type_name -> shoal.distributed.v1.TopicEvent
+	35, // 60: shoal.distributed.v1.Dataset.holders:type_name -> shoal.distributed.v1.KeyResult
+	3,  // 61: shoal.distributed.v1.RunReply.error:type_name -> shoal.distributed.v1.Error
+	60, // 62: shoal.distributed.v1.PluginReply.statuses:type_name -> shoal.distributed.v1.PluginStatus
+	10, // 63: shoal.distributed.v1.FineMetricsReply.metrics:type_name -> shoal.distributed.v1.FineMetric
+	84, // 64: shoal.distributed.v1.EnvironRequest.vars:type_name -> shoal.distributed.v1.EnvironRequest.VarsEntry
+	71, // 65: shoal.distributed.v1.DumpStoryReply.transitions:type_name -> shoal.distributed.v1.DumpTransition
+	48, // 66: shoal.distributed.v1.LogsReply.WorkersEntry.value:type_name -> shoal.distributed.v1.LogList
+	5,  // 67: shoal.distributed.v1.Scheduler.WorkerStream:input_type -> shoal.distributed.v1.WorkerUp
+	27, // 68: shoal.distributed.v1.Scheduler.ClientStream:input_type -> shoal.distributed.v1.ClientUp
+	40, // 69: shoal.distributed.v1.Scheduler.Info:input_type -> shoal.distributed.v1.InfoRequest
+	46, // 70: shoal.distributed.v1.Scheduler.WorkerExited:input_type -> shoal.distributed.v1.WorkerExit
+	46, // 71: shoal.distributed.v1.Scheduler.WorkerOutput:input_type -> shoal.distributed.v1.WorkerExit
+	47, // 72: shoal.distributed.v1.Scheduler.Logs:input_type -> shoal.distributed.v1.LogsRequest
+	50, // 73: shoal.distributed.v1.Scheduler.LogEvent:input_type -> shoal.distributed.v1.TopicEvent
+	51, // 74: shoal.distributed.v1.Scheduler.Events:input_type -> shoal.distributed.v1.EventsRequest
+	53, // 75: shoal.distributed.v1.Scheduler.Publish:input_type -> shoal.distributed.v1.PublishRequest
+	54, // 76: shoal.distributed.v1.Scheduler.Unpublish:input_type -> shoal.distributed.v1.DatasetRequest
+	54, // 77: shoal.distributed.v1.Scheduler.GetDataset:input_type -> shoal.distributed.v1.DatasetRequest
+	40, // 78: shoal.distributed.v1.Scheduler.ListDatasets:input_type -> shoal.distributed.v1.InfoRequest
+	57, // 79: shoal.distributed.v1.Scheduler.Run:input_type -> shoal.distributed.v1.RunRequest
+	59, // 80: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:input_type -> shoal.distributed.v1.PluginRequest
+	62, // 81: shoal.distributed.v1.Scheduler.Profile:input_type -> shoal.distributed.v1.ProfileRequest
+	40, // 82: shoal.distributed.v1.Scheduler.FineMetrics:input_type -> shoal.distributed.v1.InfoRequest
+	67, // 83: shoal.distributed.v1.Scheduler.DumpState:input_type -> shoal.distributed.v1.DumpStateRequest
+	69, // 84: shoal.distributed.v1.Scheduler.DumpStory:input_type -> shoal.distributed.v1.DumpStoryRequest
+	72, // 85: shoal.distributed.v1.Scheduler.DumpReport:input_type -> shoal.distributed.v1.DumpReportUp
+	40, // 86: shoal.distributed.v1.Scheduler.Alerts:input_type -> shoal.distributed.v1.InfoRequest
+	40, // 87: shoal.distributed.v1.Worker.Info:input_type -> shoal.distributed.v1.InfoRequest
+	57, // 88: shoal.distributed.v1.Worker.Run:input_type -> shoal.distributed.v1.RunRequest
+	59, // 89: shoal.distributed.v1.Worker.Plugin:input_type -> shoal.distributed.v1.PluginRequest
+	40, // 90: shoal.distributed.v1.Worker.Telemetry:input_type -> shoal.distributed.v1.InfoRequest
+	67, // 91: shoal.distributed.v1.Worker.DumpState:input_type -> shoal.distributed.v1.DumpStateRequest
+	69, // 92: shoal.distributed.v1.Worker.DumpStory:input_type -> shoal.distributed.v1.DumpStoryRequest
+	65, // 93: shoal.distributed.v1.Nanny.Environ:input_type -> shoal.distributed.v1.EnvironRequest
+	19, // 94: shoal.distributed.v1.Scheduler.WorkerStream:output_type -> shoal.distributed.v1.WorkerDown
+	33, // 95: shoal.distributed.v1.Scheduler.ClientStream:output_type -> shoal.distributed.v1.ClientDown
+	42, // 96: shoal.distributed.v1.Scheduler.Info:output_type -> shoal.distributed.v1.ClusterInfo
+	45, // 97: shoal.distributed.v1.Scheduler.WorkerExited:output_type -> shoal.distributed.v1.Ack
+	45, // 98: shoal.distributed.v1.Scheduler.WorkerOutput:output_type -> shoal.distributed.v1.Ack
+	49, // 99: shoal.distributed.v1.Scheduler.Logs:output_type -> shoal.distributed.v1.LogsReply
+	45, // 100: shoal.distributed.v1.Scheduler.LogEvent:output_type -> shoal.distributed.v1.Ack
+	52, // 101: shoal.distributed.v1.Scheduler.Events:output_type -> shoal.distributed.v1.EventsReply
+	45, // 102: shoal.distributed.v1.Scheduler.Publish:output_type -> shoal.distributed.v1.Ack
+	45, // 103: shoal.distributed.v1.Scheduler.Unpublish:output_type -> shoal.distributed.v1.Ack
+	55, // 104: shoal.distributed.v1.Scheduler.GetDataset:output_type -> shoal.distributed.v1.Dataset
+	56, // 105: shoal.distributed.v1.Scheduler.ListDatasets:output_type -> shoal.distributed.v1.DatasetList
+	58, // 106: shoal.distributed.v1.Scheduler.Run:output_type -> shoal.distributed.v1.RunReply
+	61, // 107: shoal.distributed.v1.Scheduler.RegisterWorkerPlugin:output_type -> shoal.distributed.v1.PluginReply
+	63, // 108: shoal.distributed.v1.Scheduler.Profile:output_type -> shoal.distributed.v1.ProfileReply
+	64, // 109: shoal.distributed.v1.Scheduler.FineMetrics:output_type -> shoal.distributed.v1.FineMetricsReply
+	68, // 110: shoal.distributed.v1.Scheduler.DumpState:output_type -> shoal.distributed.v1.DumpStateReply
+	70, // 111: shoal.distributed.v1.Scheduler.DumpStory:output_type -> shoal.distributed.v1.DumpStoryReply
+	73, // 112: shoal.distributed.v1.Scheduler.DumpReport:output_type -> shoal.distributed.v1.DumpReportDown
+	39, // 113: shoal.distributed.v1.Scheduler.Alerts:output_type -> shoal.distributed.v1.AlertsReply
+	41, // 114: shoal.distributed.v1.Worker.Info:output_type -> shoal.distributed.v1.WorkerInfo
+	58, // 115: shoal.distributed.v1.Worker.Run:output_type -> shoal.distributed.v1.RunReply
+	60, // 116: shoal.distributed.v1.Worker.Plugin:output_type -> shoal.distributed.v1.PluginStatus
+	7,  // 117: shoal.distributed.v1.Worker.Telemetry:output_type -> shoal.distributed.v1.WorkerBatch
+	68, // 118: shoal.distributed.v1.Worker.DumpState:output_type -> shoal.distributed.v1.DumpStateReply
+	70, // 119: shoal.distributed.v1.Worker.DumpStory:output_type -> shoal.distributed.v1.DumpStoryReply
+	66, // 120: shoal.distributed.v1.Nanny.Environ:output_type -> shoal.distributed.v1.EnvironReply
+	94, // [94:121] is the sub-list for method output_type
+	67, // [67:94] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_shoal_proto_init() }
@@ -5868,7 +5990,7 @@ func file_shoal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_proto_rawDesc), len(file_shoal_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   83,
+			NumMessages:   84,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

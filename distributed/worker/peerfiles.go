@@ -41,6 +41,7 @@ func (p peerFiles) OpenPeer(ctx context.Context, worker, name string, offset, le
 		w.tel.netIn.Add(n)
 		w.metrics.transfer.WithLabelValues("in").Add(float64(n))
 		w.tel.transfer(worker, prefix, false, n, d)
+		w.tel.inputs.readFile(key, worker, start, d, n)
 		graph.AddMetric(ctx, diagnostics.ActivityTransferIn, diagnostics.UnitSeconds, d.Seconds())
 		graph.AddMetric(ctx, diagnostics.ActivityTransferIn, diagnostics.UnitBytes, float64(n))
 		graph.AddMetric(ctx, diagnostics.ActivityTransferIn, diagnostics.UnitCount, 1)

@@ -56,6 +56,8 @@ type telemetry struct {
 	fetching, fetchingBytes atomic.Int64
 	serving, servingBytes   atomic.Int64 // values being served, and their bytes
 
+	inputs runInputs // of runs, while the scheduler traces them
+
 	mu        sync.Mutex
 	windows   []*wire.ProfileWindow // cut, not sent yet
 	transfers map[transferKey]*wire.TransferStat

@@ -540,6 +540,7 @@ func (w *Worker) session(ctx context.Context, client wire.SchedulerClient) (conn
 	case *wire.WorkerDown_Refused:
 		return false, &RefusedError{Reason: m.Refused.Reason, Differences: m.Refused.Differences}
 	case *wire.WorkerDown_Welcome:
+		w.tel.inputs.setOn(m.Welcome.OtelInputs)
 	default:
 		return false, fmt.Errorf("worker %s: scheduler sent %T before welcoming it", w.addr, first.Msg)
 	}
@@ -708,17 +709,19 @@ func (w *Worker) handle(evs ...Event) {
 			w.store.put(in.Key, in.Value, in.Size)
 		case *Drop:
 			w.store.drop(in.Key)
+			w.tel.inputs.drop(in.Key)
 			w.transition(in.Key, "memory", "released")
 		case *DropAll:
 			w.store.dropAll()
 			w.tel.reads.Forget()
+			w.tel.inputs.reset()
 		case *Abort:
 			if r, ok := w.running[in.Seq]; ok {
 				r.cancel()
 			}
 		case *Report:
 			d := &wire.TaskDone{Key: string(in.Key), Id: in.ID, Size: in.Size, DurationNanos: int64(in.Duration),
-				ReadBytes: w.tel.reads.Take(in.Key)}
+				ReadBytes: w.tel.reads.Take(in.Key), OtelInputs: w.tel.inputs.take(in.Key)}
 			if !in.Start.IsZero() {
 				d.StartUnixNano = in.Start.UnixNano()
 			}
@@ -848,6 +851,7 @@ func (w *Worker) start(ex *Execute) {
 	t := ex.Task
 	seq := ex.Seq
 	comp := w.computation(ex.Computation)
+	w.tel.inputs.started(t)
 	inputs := make([]any, len(t.Deps))
 	var spilled []int
 	for i, d := range t.Deps {
@@ -886,6 +890,7 @@ func (w *Worker) start(ex *Execute) {
 		if !w.closed {
 			w.handle(&Executed{Key: t.Key, Seq: seq, Value: v, Size: size, Err: err, Start: start, Duration: dur})
 		}
+		w.tel.inputs.take(t.Key) // reported, or of a run from before a reset
 		w.mu.Unlock()
 	}()
 }
@@ -932,6 +937,7 @@ func (w *Worker) startFetch(f *StartFetch) {
 		if err == nil {
 			size = graph.SizeOf(v)
 			w.fetched(peer, f.Key, size, d)
+			w.tel.inputs.fetchedValue(f.Key, peer, start, d, size)
 		} else {
 			w.logger.Warn("fetch failed", "key", f.Key, "from", f.From, "error", err)
 		}
