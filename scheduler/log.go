@@ -224,6 +224,21 @@ func (s *State) Workers() []WorkerStatus {
 	return out
 }
 
+// Running returns the keys of the tasks a worker runs (or was sent to
+// run), in key order.
+func (s *State) Running(worker string) []graph.Key {
+	w, ok := s.workers[worker]
+	if !ok {
+		return nil
+	}
+	keys := make([]graph.Key, 0, len(w.procs))
+	for t := range w.procs {
+		keys = append(keys, t.key)
+	}
+	sortKeys(keys)
+	return keys
+}
+
 // HeldCounts returns how many values each worker holds, by worker name.
 func (s *State) HeldCounts() map[string]int {
 	m := make(map[string]int, len(s.wlist))

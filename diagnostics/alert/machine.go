@@ -133,7 +133,13 @@ type ComputationEnded struct{ Computation uint64 }
 
 // Tick says time passed: the rules that depend on it (silent workers,
 // stragglers) look again.
-type Tick struct{}
+type Tick struct {
+	// Sent are the tasks the scheduler sent each worker to run and has
+	// not heard the end of, by worker, if it says: an alert about a
+	// worker that hangs names them when the worker's last report did
+	// not.
+	Sent map[string][]graph.Key
+}
 
 func (*WorkerReport) input()     {}
 func (*WorkerGone) input()       {}
@@ -235,7 +241,7 @@ func (m *Machine) Handle(now time.Time, inputs ...Input) []diagnostics.Alert {
 		case *ComputationEnded:
 			m.computationEnded(now, in.Computation)
 		case *Tick:
-			m.tick(now)
+			m.tick(now, in.Sent)
 		}
 	}
 	out := m.out

@@ -143,6 +143,13 @@ func TestMachine(t *testing.T) {
 			{12 * time.Second, []Input{&WorkerGone{Worker: "w2"}}, []string{"-worker-silent w2"}, nil},
 			{30 * time.Second, []Input{&WorkerGone{Worker: "w1"}, &Tick{}}, nil, nil},
 		}},
+		{"silent worker: names the tasks it ran, or was sent", Config{}, []step{
+			{0, []Input{running(0, "a-1", "a-2")}, nil, nil},
+			{3 * time.Second, []Input{&WorkerReport{Worker: "w2"}}, nil, nil},
+			{6 * time.Second, []Input{&Tick{}}, []string{"+worker-silent w1"}, []string{"while it ran task a-1 and 1 more"}},
+			{9 * time.Second, []Input{&Tick{Sent: map[string][]graph.Key{"w2": {"b-1"}}}},
+				[]string{"+worker-silent w2"}, []string{"while it ran task b-1"}},
+		}},
 		{"slow worker", Config{Latency: 200 * time.Millisecond}, []step{
 			{0, []Input{&WorkerReport{Worker: "w1", Latency: 150 * time.Millisecond}}, nil, nil},
 			{time.Second, []Input{&WorkerReport{Worker: "w1", Latency: 450 * time.Millisecond}},

@@ -38,7 +38,7 @@ func (m *Machine) workerGone(now time.Time, worker string) {
 	m.resolveWhere(now, func(a *diagnostics.Alert) bool { return a.Worker == worker })
 }
 
-func (m *Machine) tick(now time.Time) {
+func (m *Machine) tick(now time.Time, sent map[string][]graph.Key) {
 	names := make([]string, 0, len(m.workers))
 	for w := range m.workers {
 		names = append(names, w)
@@ -49,7 +49,8 @@ func (m *Machine) tick(now time.Time) {
 		if silent := now.Sub(ws.last); silent > m.cfg.HeartbeatLate {
 			m.raise(now, diagnostics.Alert{Name: WorkerSilent, Severity: Critical, Worker: w,
 				Value: silent.Seconds(), Threshold: m.cfg.HeartbeatLate.Seconds(),
-				Message: fmt.Sprintf("worker %s sent nothing for %v", w, silent.Round(100*time.Millisecond)),
+				Message: fmt.Sprintf("worker %s sent nothing for %v%s", w, silent.Round(100*time.Millisecond),
+					runningNote(ws.report.Running, sent[w])),
 				Action: "its process may hang (stopped, swapping, stuck in a system call) or the network to it is cut; " +
 					"look at its host, or restart it: the scheduler removes a worker that stays silent"})
 		}
@@ -195,7 +196,7 @@ func (m *Machine) stragglers(now time.Time, ws *workerState) {
 		}
 		a.Value, a.Threshold = ran.Seconds(), limit.Seconds()
 		a.Message = fmt.Sprintf("task %s has run for %v on worker %s, %.0f times the median %v of the %d %s tasks that ended",
-			r.Key, ran.Round(time.Second), w, float64(ran)/float64(max(med, 1)), med.Round(time.Millisecond), d.n, prefix)
+			r.Key, roundDuration(ran), w, float64(ran)/float64(max(med, 1)), med.Round(time.Millisecond), d.n, prefix)
 		a.Action = "look at the worker (CPU, memory, disk on the dashboard) and at the task's input: a larger " +
 			"partition than the others, or a task stuck waiting; cancel the computation if it hangs"
 		m.raise(now, a)
@@ -341,4 +342,33 @@ func (m *Machine) computationEnded(now time.Time, comp uint64) {
 		return
 	}
 	m.resolveWhere(now, func(a *diagnostics.Alert) bool { return a.Shuffle != "" && ended[a.Shuffle] })
+}
+
+// roundDuration rounds d for a message: to the millisecond under ten
+// seconds, to the second above.
+func roundDuration(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
+}
+
+// runningNote says which tasks a worker ran at its last report (or, when
+// it reported none, which it was sent), for the message of an alert
+// about it.
+func runningNote(rs []Running, sent []graph.Key) string {
+	keys := sent
+	if len(rs) > 0 {
+		keys = make([]graph.Key, len(rs))
+		for i, r := range rs {
+			keys[i] = r.Key
+		}
+	}
+	switch len(keys) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(", while it ran task %s", keys[0])
+	}
+	return fmt.Sprintf(", while it ran task %s and %d more", keys[0], len(keys)-1)
 }

@@ -94,7 +94,7 @@ func alertReport(wc *workerConn, b *wire.WorkerBatch) *alert.WorkerReport {
 // alertEnded is what a task a worker finished tells the rules, or nil
 // for a task that did not run to its end.
 func alertEnded(worker string, d *wire.TaskDone) *alert.TaskEnded {
-	if d.Error != nil && (d.Error.Kind == wire.Error_MISSING_DATA || d.Error.Kind == wire.Error_CANCELED) {
+	if d.Error.Find(wire.Error_MISSING_DATA) != nil || d.Error.Find(wire.Error_CANCELED) != nil {
 		return nil
 	}
 	return &alert.TaskEnded{Key: graph.Key(d.Key), Worker: worker, Duration: time.Duration(d.DurationNanos),

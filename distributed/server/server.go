@@ -539,7 +539,14 @@ func (s *Server) watchHeartbeats() {
 			return
 		case now := <-t.C:
 			s.mu.Lock()
+			var sent map[string][]graph.Key // what the late workers were sent to run
 			for _, wc := range s.workers {
+				if now.Sub(wc.lastSeen) > 2*s.cfg.HeartbeatInterval {
+					if sent == nil {
+						sent = map[string][]graph.Key{}
+					}
+					sent[wc.addr] = s.state.Running(wc.addr)
+				}
 				if now.Sub(wc.lastSeen) > s.cfg.HeartbeatTimeout {
 					s.logger.Warn("worker silent for too long; removing it", "worker", wc.addr,
 						"silent", now.Sub(wc.lastSeen).Round(time.Millisecond), "timeout", s.cfg.HeartbeatTimeout)
@@ -552,7 +559,7 @@ func (s *Server) watchHeartbeats() {
 				s.flush()
 			}
 			s.mu.Unlock()
-			s.alert(now, &alert.Tick{})
+			s.alert(now, &alert.Tick{Sent: sent})
 		}
 	}
 }
@@ -568,7 +575,7 @@ func (s *Server) handle(evs ...scheduler.Event) {
 	s.handleTime += took
 	s.handleMax = max(s.handleMax, took)
 	if s.hub.Active() {
-		s.publishTransitions(evs)
+		s.publishTransitions(evs, ins)
 	} else {
 		s.published = s.state.TransitionCount()
 	}
@@ -670,7 +677,7 @@ func now() scheduler.Meta { return scheduler.Meta{Time: time.Now()} }
 
 // publishTransitions publishes the transitions made since the last call.
 // Called with s.mu held.
-func (s *Server) publishTransitions(evs []scheduler.Event) {
+func (s *Server) publishTransitions(evs []scheduler.Event, ins []scheduler.Instruction) {
 	s.trbuf = s.state.TransitionsSince(s.published, s.trbuf[:0])
 	s.published = s.state.TransitionCount()
 	s.evbuf = s.evbuf[:0]
@@ -687,10 +694,19 @@ func (s *Server) publishTransitions(evs []scheduler.Event) {
 			ran, worker, start, dur = ev.Key, ev.Worker, ev.Start, ev.Duration
 		}
 	}
+	next := 0 // the next Run instruction: they come in the order the tasks started
 	for i := range s.trbuf {
 		tr := &s.trbuf[i]
 		ev := diagnostics.Event{Time: tr.Time, Kind: diagnostics.TaskTransition, Compute: s.owner[tr.Key],
 			Key: tr.Key, Prefix: tr.Key.Prefix(), From: tr.From.String(), To: tr.To.String(), Stimulus: tr.Stimulus}
+		if tr.To == scheduler.Processing {
+			for j := next; j < len(ins); j++ {
+				if r, ok := ins[j].(*scheduler.Run); ok && r.Task.Key == tr.Key {
+					ev.Worker, next = r.Worker, j+1
+					break
+				}
+			}
+		}
 		if tr.Key == ran && (tr.From == scheduler.Processing || tr.From == scheduler.Cancelled) {
 			ev.Worker, ev.Start, ev.Duration, ev.Inputs = worker, start, dur, s.runInputs
 			if tr.To == scheduler.Memory {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -121,6 +122,9 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 	s.hub.Publish(diagnostics.Event{Kind: diagnostics.WorkerAdded, Worker: wc.addr})
 	s.flush()
 	s.mu.Unlock()
+	// Watched for silence from now, not from its first heartbeat: a
+	// worker may hang before it sends one.
+	s.alert(time.Now(), &alert.WorkerReport{Worker: wc.addr, MemoryLimit: reg.MemoryLimit})
 	s.logger.Info("worker joined", "worker", reg.Address, "name", reg.Name, "threads", reg.Threads,
 		"memory_limit", reg.MemoryLimit, "pid", reg.Pid)
 	s.pluginsFor(wc)
@@ -176,6 +180,7 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 		wc.lost = reason
 	}
 	if s.workers[wc.addr] == wc {
+		running := s.state.Running(wc.addr)
 		s.removeWorker(wc)
 		s.keepGone(wc, reason)
 		s.metrics.removed.Inc()
@@ -185,7 +190,7 @@ func (x *service) WorkerStream(stream wire.Scheduler_WorkerStreamServer) error {
 		case wc.restarting > 0:
 			s.logger.Info("worker left", "worker", wc.addr, "reason", reason)
 		default:
-			s.logger.Warn("worker lost", "worker", wc.addr, "reason", reason)
+			s.logger.Warn("worker lost", "worker", wc.addr, "reason", reason, "running", keyList(running, 8))
 		}
 		s.hub.Publish(diagnostics.Event{Kind: diagnostics.WorkerRemoved, Worker: wc.addr, Err: reason})
 		s.alert(time.Now(), &alert.WorkerGone{Worker: wc.addr})
@@ -748,4 +753,20 @@ func encodeEvent(e *diagnostics.Event) *wire.Event {
 		}
 	}
 	return w
+}
+
+// keyList names at most n keys, and how many more there are.
+func keyList(keys []graph.Key, n int) string {
+	var b strings.Builder
+	for i, k := range keys {
+		if i == n {
+			fmt.Fprintf(&b, " and %d more", len(keys)-n)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(k))
+	}
+	return b.String()
 }

@@ -259,10 +259,10 @@ func New(cfg Config) (*Worker, error) {
 	}
 	w.store.init(limit, dir, cfg.Registry, w.logger)
 	w.spillTarget = limit
-	if cfg.MemoryLimit > 0 && !cfg.InProcess {
+	if above := w.pauseAbove(); above > 0 && !cfg.InProcess {
 		// The Go runtime collects harder as the heap nears the pause
 		// threshold, before the worker has to pause.
-		debug.SetMemoryLimit(w.pauseAbove())
+		debug.SetMemoryLimit(above)
 	}
 	dial := cfg.DialOptions
 	if len(dial) == 0 {
