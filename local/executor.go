@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-data/shoal/diagnostics/dashboard"
 	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/logring"
 	"github.com/shoal-data/shoal/scheduler"
 )
 
@@ -32,6 +33,7 @@ var ErrClosed = errors.New("local executor is closed")
 type Executor struct {
 	cfg      config
 	logger   *slog.Logger
+	ring     *logring.Ring // its last log records, its tasks' among them
 	env      *graph.Env
 	hub      *diagnostics.Hub
 	progress *diagnostics.Progress
@@ -115,6 +117,8 @@ func New(opts ...Option) *Executor {
 	if h := otel.LogHandler(); h != nil {
 		logger = slog.New(slog.NewMultiHandler(logger.Handler(), h))
 	}
+	ring := logring.New(0, false)
+	logger = slog.New(ring.Handler(logger.Handler(), slog.LevelInfo))
 	logger = logger.With("executor", "local")
 	if otelErr != nil {
 		logger.Warn("not exporting to OpenTelemetry", "reason", otelErr)
@@ -122,6 +126,7 @@ func New(opts ...Option) *Executor {
 	e := &Executor{
 		cfg:     cfg,
 		logger:  logger,
+		ring:    ring,
 		hub:     hub,
 		otel:    otel,
 		clients: make(map[string]*computation),

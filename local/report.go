@@ -30,8 +30,9 @@ const sampleInterval = 250 * time.Millisecond
 // computed and spilled, where in the program each computation was
 // submitted), the task stream (the executor's threads are its rows), the
 // progress, the fine metrics of each prefix, the CPU profile as a flame
-// graph, the memory over time and the erred tasks with their errors. The
-// executor keeps no log records: its report has none.
+// graph, the memory over time, the erred tasks with their errors, and
+// what the executor and its tasks logged (graph.Logger) at level Info and
+// above (the last 10,000 records).
 //
 // Its size is bounded as that of distributed.Client.PerformanceReport:
 // up to 5,000 task runs one by one in the task stream, beyond summed in
@@ -45,6 +46,7 @@ const sampleInterval = 250 * time.Millisecond
 func (e *Executor) PerformanceReport(ctx context.Context, path string, fn func(context.Context) error) error {
 	p := dashboard.NewPeriod()
 	src := e.newSource(p.Recorder())
+	src.since = time.Now()
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -72,9 +74,10 @@ func (e *Executor) PerformanceReport(ctx context.Context, path string, fn func(c
 // DumpClusterState writes the executor's state to the file path, in the
 // format of a cluster dump (package diagnostics/dump): the scheduling
 // core's tasks, transition log and worker (the executor itself, "local",
-// with its fine metrics), and what the dashboard's pages show of it. The
-// executor has no worker state machine, no log records and no task
-// stream outside of a performance report: the dump has none.
+// with its fine metrics), its last log records (as the scheduler's), and
+// what the dashboard's pages show of it. The executor has no worker state
+// machine and no task stream outside of a performance report: the dump
+// has none.
 func (e *Executor) DumpClusterState(ctx context.Context, path string) error {
 	if e.profiler != nil {
 		if err := e.profiler.Flush(ctx); err != nil {
@@ -86,8 +89,8 @@ func (e *Executor) DumpClusterState(ctx context.Context, path string) error {
 	f.Scheduler = dumpstate.Scheduler(e.state)
 	e.mu.Unlock()
 	f.Scheduler.Address, f.Scheduler.ID, f.Scheduler.Started = "in-process", "local", e.started
-	f.Scheduler.Logs = []dashboard.LogRecord{}
 	src := e.newSource(dashboard.NewRecorder(0))
+	f.Scheduler.Logs = src.records(0)
 	src.sample(time.Now())
 	w := dump.Worker{Address: workerName, Logs: []dashboard.LogRecord{}, Metrics: src.history,
 		FineMetrics: e.fine.Totals()}
@@ -100,8 +103,9 @@ func (e *Executor) DumpClusterState(ctx context.Context, path string) error {
 // progress, computations, errors and groups come from rec (fed with its
 // events), its one worker is itself, sampled while a report runs.
 type source struct {
-	e   *Executor
-	rec *dashboard.Recorder
+	e     *Executor
+	rec   *dashboard.Recorder
+	since time.Time // the first log record it shows is of then or later
 
 	mu      sync.Mutex
 	history []dashboard.WorkerSample
@@ -177,7 +181,7 @@ func (s *source) Snapshot() *dashboard.Status {
 	e := s.e
 	st := &dashboard.Status{Time: time.Now(), Scheduler: dashboard.Scheduler{ID: "local", Address: "in-process",
 		Started: e.started}, Workers: []dashboard.Worker{s.worker()}, Tasks: map[string]int{},
-		Progress: s.rec.Progress(), Logs: []dashboard.LogRecord{}, StreamNext: s.rec.Count(),
+		Progress: s.rec.Progress(), Logs: s.records(statusLogs), StreamNext: s.rec.Count(),
 		Computations: s.rec.Computations()}
 	st.RecentErrors, st.Erred = s.rec.Errors(5)
 	e.mu.Lock()
@@ -211,7 +215,7 @@ func (s *source) Worker(name string) *dashboard.WorkerPage {
 	if name != workerName {
 		return nil
 	}
-	return &dashboard.WorkerPage{Worker: s.stats(), Logs: []dashboard.LogEntry{},
+	return &dashboard.WorkerPage{Worker: s.stats(), Logs: s.Logs(dashboard.LogQuery{}).Records,
 		Tasks: s.rec.TaskStream(0, workerPageRuns).Tasks}
 }
 
@@ -227,8 +231,41 @@ func (s *source) System() *dashboard.System {
 
 func (s *source) Groups() *dashboard.Groups { return s.rec.Groups() }
 
-func (s *source) Logs(dashboard.LogQuery) *dashboard.Logs {
-	return &dashboard.Logs{Records: []dashboard.LogEntry{}, Sources: []string{}}
+// statusLogs is how many log records the status shows.
+const statusLogs = 20
+
+// records returns the newest n (0: all) of the executor's log records
+// since s.since, oldest first.
+func (s *source) records(n int) []dashboard.LogRecord {
+	out := []dashboard.LogRecord{}
+	for _, r := range s.e.ring.Records() {
+		if !r.Time.Before(s.since) {
+			out = append(out, dashboard.LogRecord{Time: r.Time, Level: r.Level.String(), Message: r.Message, Attrs: r.Attrs})
+		}
+	}
+	if n > 0 && len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+// Logs returns the executor's log records, and its tasks', that match q:
+// the executor is their one source, "local".
+func (s *source) Logs(q dashboard.LogQuery) *dashboard.Logs {
+	out := &dashboard.Logs{Records: []dashboard.LogEntry{}, Sources: []string{workerName}}
+	if q.Source != "" && q.Source != workerName {
+		return out
+	}
+	for _, r := range s.records(0) {
+		if q.Matches(r) {
+			out.Records = append(out.Records, dashboard.LogEntry{LogRecord: r, Source: workerName})
+		}
+	}
+	out.Matched = len(out.Records)
+	if q.Limit > 0 && len(out.Records) > q.Limit {
+		out.Records = out.Records[len(out.Records)-q.Limit:]
+	}
+	return out
 }
 
 func (s *source) Errors() *dashboard.Errors {

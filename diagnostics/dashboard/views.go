@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -159,6 +161,35 @@ type LogQuery struct {
 	Key    string // records about this task key (attribute "key")
 	Text   string // records whose message or attributes contain it (case-insensitive)
 	Limit  int    // the newest Limit of them; 0: the handler's default
+}
+
+// Matches reports whether r is one of the records q asks for, its source
+// aside: of at least q's level, about q's task key, with q's text in its
+// message or attributes.
+func (q LogQuery) Matches(r LogRecord) bool {
+	if q.Level != "" {
+		var least, l slog.Level
+		least.UnmarshalText([]byte(q.Level))
+		if l.UnmarshalText([]byte(r.Level)) != nil || l < least {
+			return false
+		}
+	}
+	if q.Key != "" && r.Attrs["key"] != q.Key {
+		return false
+	}
+	if q.Text == "" {
+		return true
+	}
+	text := strings.ToLower(q.Text)
+	if strings.Contains(strings.ToLower(r.Message), text) {
+		return true
+	}
+	for k, v := range r.Attrs {
+		if strings.Contains(strings.ToLower(k+"="+v), text) {
+			return true
+		}
+	}
+	return false
 }
 
 // Logs is the body of GET /api/logs.

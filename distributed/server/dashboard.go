@@ -15,10 +15,10 @@ import (
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/diagnostics/dashboard"
-	"github.com/shoal-data/shoal/distributed/internal/logring"
 	imetrics "github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
 	"github.com/shoal-data/shoal/distributed/wire"
+	"github.com/shoal-data/shoal/internal/logring"
 	"github.com/shoal-data/shoal/scheduler"
 )
 
@@ -285,32 +285,7 @@ func wireLog(r *wire.LogRecord) dashboard.LogRecord {
 // oldest first.
 func (s *Server) Logs(q dashboard.LogQuery) *dashboard.Logs {
 	out := &dashboard.Logs{Records: []dashboard.LogEntry{}, Sources: []string{"scheduler"}}
-	var least slog.Level
-	if q.Level != "" {
-		least.UnmarshalText([]byte(q.Level))
-	}
-	text := strings.ToLower(q.Text)
-	match := func(r dashboard.LogRecord) bool {
-		var l slog.Level
-		if q.Level != "" && (l.UnmarshalText([]byte(r.Level)) != nil || l < least) {
-			return false
-		}
-		if q.Key != "" && r.Attrs["key"] != q.Key {
-			return false
-		}
-		if text == "" {
-			return true
-		}
-		if strings.Contains(strings.ToLower(r.Message), text) {
-			return true
-		}
-		for k, v := range r.Attrs {
-			if strings.Contains(strings.ToLower(k+"="+v), text) {
-				return true
-			}
-		}
-		return false
-	}
+	match := q.Matches
 	var all []dashboard.LogEntry
 	if q.Source == "" || q.Source == "scheduler" {
 		for _, r := range s.ring.Records() {

@@ -13,10 +13,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/shoal-data/shoal/diagnostics"
-	"github.com/shoal-data/shoal/distributed/internal/logring"
 	"github.com/shoal-data/shoal/distributed/internal/runcall"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/logring"
 	"github.com/shoal-data/shoal/scheduler"
 )
 

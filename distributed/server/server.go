@@ -36,12 +36,12 @@ import (
 	"github.com/shoal-data/shoal/diagnostics/otelshoal"
 	"github.com/shoal-data/shoal/diagnostics/otelshoal/otlp"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
-	"github.com/shoal-data/shoal/distributed/internal/logring"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/distributed/internal/pace"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/logring"
 	"github.com/shoal-data/shoal/scheduler"
 )
 

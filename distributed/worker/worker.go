@@ -28,13 +28,13 @@ import (
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/distributed/internal/conns"
 	"github.com/shoal-data/shoal/distributed/internal/flightdata"
-	"github.com/shoal-data/shoal/distributed/internal/logring"
 	"github.com/shoal-data/shoal/distributed/internal/metrics"
 	"github.com/shoal-data/shoal/distributed/internal/pace"
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/logring"
 	"github.com/shoal-data/shoal/internal/spillfile"
 )
 
