@@ -192,6 +192,9 @@ func NewLocalCluster(ctx context.Context, opts LocalClusterOptions) (*LocalClust
 		scfg.ServerOptions = append(scfg.ServerOptions, sopts...)
 		scfg.DialOptions = append(dopts, scfg.DialOptions...)
 	}
+	if err == nil && scfg.HTTPTLS == nil {
+		scfg.HTTPTLS, err = sec.HTTPTLS() // beyond loopback, the dashboard is HTTPS
+	}
 	if err != nil {
 		if tlsDir != "" {
 			os.RemoveAll(tlsDir)

@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -99,6 +100,7 @@ func ServeIfWorker() bool {
 func runWorker(ctx context.Context, spec workerSpec, reg *graph.Registry, logger *slog.Logger) error {
 	var sopts []grpc.ServerOption
 	var dopts []grpc.DialOption
+	var httpTLS *tls.Config
 	if spec.Security != nil {
 		var err error
 		if sopts, err = spec.Security.ServerOptions(); err != nil {
@@ -107,11 +109,14 @@ func runWorker(ctx context.Context, spec workerSpec, reg *graph.Registry, logger
 		if dopts, err = spec.Security.DialOptions(); err != nil {
 			return err
 		}
+		if httpTLS, err = spec.Security.HTTPTLS(); err != nil {
+			return err
+		}
 	}
 	w, err := worker.New(worker.Config{ServerOptions: sopts, DialOptions: dopts, Scheduler: spec.Scheduler, Name: spec.Name, Threads: spec.Threads,
 		MemoryLimit: spec.MemoryLimit, TargetFraction: spec.TargetFraction, LocalDir: spec.LocalDir,
 		ScratchDir: spec.ScratchDir, Supervised: spec.Supervised, Nanny: spec.Nanny, PauseFraction: spec.PauseFraction,
-		MetricsListen: spec.MetricsListen, InProcess: spec.InProcess,
+		MetricsListen: spec.MetricsListen, HTTPTLS: httpTLS, InProcess: spec.InProcess,
 		Resources: spec.Resources, Registry: reg, Logger: logger, HeartbeatInterval: spec.HeartbeatInterval,
 		DeathTimeout: spec.DeathTimeout})
 	if err != nil {

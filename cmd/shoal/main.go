@@ -244,6 +244,10 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	httpTLS, err := sec.HTTPTLS()
+	if err != nil {
+		return err
+	}
 	maxBytes, err := parseBytes(*archiveMax)
 	if err != nil {
 		return fmt.Errorf("--archive-max-bytes: %w", err)
@@ -257,7 +261,7 @@ func runScheduler(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	s, err := server.New(server.Config{Listen: *addr, Logger: logger, Saturation: *saturation,
 		HeartbeatTimeout: *heartbeat, NoWorkersTimeout: *noWorkers, DashboardListen: *dashboard, MetricsListen: *metricsListen,
-		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure, Archive: *archiveDir,
+		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure, Archive: *archiveDir, HTTPTLS: httpTLS,
 		ArchiveOptions: []archive.Option{archive.WithMaxBytes(maxBytes), archive.WithFlushInterval(*archiveFlush)},
 		OpenTelemetry:  otel})
 	if err != nil {
@@ -378,10 +382,14 @@ Flags:
 			cancel()
 		}()
 	}
+	httpTLS, err := sec.HTTPTLS()
+	if err != nil {
+		return err
+	}
 	w, err := worker.New(worker.Config{Scheduler: positional[0], Listen: *listen, Name: *name, Threads: *threads,
 		MemoryLimit: limit, TargetFraction: *target, PauseFraction: *pause, LocalDir: *localDir, ScratchDir: *scratch,
 		Resources: res, Registry: graph.Default(), Logger: logger, DeathTimeout: *deathTimeout,
-		MetricsListen: *metricsListen, Nanny: nannyAddr, Supervised: *supervisedBy != "",
+		MetricsListen: *metricsListen, HTTPTLS: httpTLS, Nanny: nannyAddr, Supervised: *supervisedBy != "",
 		ServerOptions: sopts, DialOptions: dopts, Insecure: sf.insecure})
 	if err != nil {
 		return err

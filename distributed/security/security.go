@@ -133,6 +133,23 @@ func (c Config) ServerOptions() ([]grpc.ServerOption, error) {
 	return opts, nil
 }
 
+// HTTPTLS is the TLS of a process's web servers (the dashboard, /metrics)
+// in a cluster with certificates: HTTPS with the process's certificate,
+// requiring a client certificate signed by the CA, as the cluster's other
+// endpoints do (give one to the browser, or to Prometheus: tls_config's
+// cert_file and key_file). Nil without certificates.
+func (c Config) HTTPTLS() (*tls.Config, error) {
+	if err := c.check(); err != nil || !c.tls() {
+		return nil, err
+	}
+	cert, pool, err := c.load()
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: pool,
+		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}, nil
+}
+
 // DialOptions are the gRPC options of connections to a cluster's
 // processes: TLS with this process's certificate, checking the server's
 // against the CA, and the token on every call.

@@ -46,7 +46,7 @@ func (s *Server) serveDashboard() error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{Registry: s.metrics.reg}))
 	mux.Handle("/", dashboard.Handler(dashSource{s}, dashboard.WithContext(ctx)))
-	hs, err := imetrics.ServeHTTP("dashboard", s.cfg.DashboardListen, mux, s.logger)
+	hs, err := imetrics.ServeHTTP("dashboard", s.cfg.DashboardListen, mux, s.cfg.HTTPTLS, s.logger)
 	if err != nil {
 		cancel()
 		s.dash = nil

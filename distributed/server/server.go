@@ -14,6 +14,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -126,9 +127,15 @@ type Config struct {
 	// DashboardListen is where to serve the dashboard: a live web page of
 	// the workers, their memory, the progress of each kind of task, the
 	// task stream and the scheduler's log, with its JSON under /api
-	// (host:port, port 0 for a free one); empty: not served. Like
-	// /metrics, it is plain HTTP, and read-only.
+	// (host:port, port 0 for a free one); empty: not served. It is
+	// read-only.
 	DashboardListen string
+	// HTTPTLS serves the dashboard and /metrics over HTTPS when they
+	// listen beyond loopback (the cluster's certificates:
+	// security.Config.HTTPTLS); without it they are plain HTTP there, and
+	// the scheduler warns that the network reaches them: task errors hold
+	// values of input files. On loopback they are plain HTTP.
+	HTTPTLS *tls.Config
 	// NoWorkersTimeout is how long tasks wait for a worker while there is
 	// none (the last one left, or none joined) before they fail with a
 	// *scheduler.NoWorkersError naming the last workers and why they left
@@ -377,7 +384,7 @@ func New(cfg Config) (*Server, error) {
 	wire.RegisterSchedulerServer(s.grpc, &service{s: s})
 	s.metrics = newServerMetrics(s)
 	if cfg.MetricsListen != "" {
-		ms, err := metrics.Serve(cfg.MetricsListen, s.metrics.reg, s.logger)
+		ms, err := metrics.Serve(cfg.MetricsListen, s.metrics.reg, cfg.HTTPTLS, s.logger)
 		if err != nil {
 			s.metrics.close()
 			lis.Close()

@@ -10,6 +10,7 @@ package worker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -111,6 +112,10 @@ type Config struct {
 	// MetricsListen is where to serve Prometheus metrics on /metrics
 	// (host:port, port 0 for a free one); empty: not served.
 	MetricsListen string
+	// HTTPTLS serves /metrics over HTTPS when it listens beyond loopback
+	// (security.Config.HTTPTLS); without it /metrics is plain HTTP there,
+	// and the worker warns that the network reaches it.
+	HTTPTLS *tls.Config
 	// InProcess says the worker shares its process with others (a test
 	// cluster): its metrics then leave out the process's own.
 	InProcess bool
@@ -287,7 +292,7 @@ func New(cfg Config) (*Worker, error) {
 	}()
 	w.metrics = newWorkerMetrics(w, !cfg.InProcess)
 	if cfg.MetricsListen != "" {
-		ms, err := metrics.Serve(cfg.MetricsListen, w.metrics.reg, w.logger)
+		ms, err := metrics.Serve(cfg.MetricsListen, w.metrics.reg, cfg.HTTPTLS, w.logger)
 		if err != nil {
 			w.Close()
 			return nil, fmt.Errorf("worker %s: %w", addr, err)

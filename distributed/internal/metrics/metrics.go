@@ -6,6 +6,7 @@ package metrics
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,6 +23,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/shoal-data/shoal/distributed/security"
+
 	"github.com/shoal-data/shoal/diagnostics"
 )
 
@@ -34,20 +37,36 @@ type Server struct {
 }
 
 // Serve starts serving reg on addr (host:port; port 0 picks a free one).
-func Serve(addr string, reg *prometheus.Registry, logger *slog.Logger) (*Server, error) {
+func Serve(addr string, reg *prometheus.Registry, tlsCfg *tls.Config, logger *slog.Logger) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	return ServeHTTP("metrics", addr, mux, logger)
+	return ServeHTTP("metrics", addr, mux, tlsCfg, logger)
 }
 
 // ServeHTTP starts serving h on addr (host:port; port 0 picks a free
-// one). what names the server in errors and logs, such as "dashboard".
-func ServeHTTP(what, addr string, h http.Handler, logger *slog.Logger) (*Server, error) {
+// one). Beyond loopback it serves HTTPS with tlsCfg when it is not nil,
+// and otherwise plain HTTP with a warning in the log: what it serves (task
+// errors with values of input files, metrics) is anyone's who reaches it.
+// On loopback it serves plain HTTP, for a browser on the same machine.
+// what names the server in errors and logs, such as "dashboard".
+func ServeHTTP(what, addr string, h http.Handler, tlsCfg *tls.Config, logger *slog.Logger) (*Server, error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: listen on %s: %w", what, addr, err)
 	}
-	s := &Server{lis: lis, http: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
+	switch {
+	case security.IsLoopback(lis.Addr().String()):
+	case tlsCfg != nil:
+		lis = tls.NewListener(lis, tlsCfg)
+	default:
+		logger.Warn(what+" served over plain HTTP to the network: anyone who reaches "+lis.Addr().String()+
+			" reads it (task errors, which may hold values of input files, and metrics); give the cluster "+
+			"TLS certificates to serve it over HTTPS, or serve it on loopback", "address", lis.Addr().String())
+	}
+	// The server's own complaints (a client without a certificate...)
+	// go to the logger, not to the standard error.
+	errLog := slog.NewLogLogger(logger.With("server", what).Handler(), slog.LevelDebug)
+	s := &Server{lis: lis, http: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errLog},
 		done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
