@@ -297,6 +297,7 @@ func (lc *LocalCluster) startProcess(spec workerSpec, i int) error {
 		},
 		Listen:        listen,
 		ServerOptions: sopts,
+		WorkerDir:     spec.LocalDir,
 	})
 	if err != nil {
 		return fmt.Errorf("local cluster: worker %d: %w", i, err)

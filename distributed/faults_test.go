@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/apache/arrow-go/v18/arrow"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/distributed/server"
+	"github.com/shoal-data/shoal/distributed/worker"
 	"github.com/shoal-data/shoal/graph"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -183,7 +185,8 @@ func TestWorkerPausesOnMemory(t *testing.T) {
 // TestNannyRestartsKilledWorker kills a worker process with SIGKILL: the
 // nanny starts a new one, which joins, and the cluster computes as before.
 func TestNannyRestartsKilledWorker(t *testing.T) {
-	lc, c := processCluster(t, distributed.LocalClusterOptions{Nanny: true})
+	dir := t.TempDir()
+	lc, c := processCluster(t, distributed.LocalClusterOptions{Nanny: true, LocalDir: dir})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	n := lc.Nannies()[0]
@@ -199,6 +202,10 @@ func TestNannyRestartsKilledWorker(t *testing.T) {
 	}
 	if now, _ := n.Starts(); now != starts+1 || n.Process().Pid == old.Pid {
 		t.Fatalf("starts %d -> %d, pid %d -> %d", starts, now, old.Pid, n.Process().Pid)
+	}
+	// What the killed process left of its directory is gone.
+	if left, _ := filepath.Glob(filepath.Join(dir, worker.DirPattern(old.Pid))); len(left) != 0 {
+		t.Errorf("the killed worker's directory is left: %v", left)
 	}
 	eventually(t, "the restarted worker joined", func() bool {
 		info, err := c.Info(ctx)
@@ -421,5 +428,26 @@ func TestGatherFromHungWorker(t *testing.T) {
 		if v != 2*i {
 			t.Fatalf("value %d is %v", i, v)
 		}
+	}
+}
+
+// TestNannyStopsWithItsScheduler shuts a cluster's scheduler down, which
+// tells its workers to stop: their nannies let them stop instead of
+// starting them again.
+func TestNannyStopsWithItsScheduler(t *testing.T) {
+	lc, _ := processCluster(t, distributed.LocalClusterOptions{Nanny: true, Workers: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n := lc.Nannies()[0]
+	if err := lc.Scheduler().Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-n.Done():
+	case <-ctx.Done():
+		t.Fatal("the nanny goes on after its worker stopped")
+	}
+	if starts, _ := n.Starts(); starts != 1 || n.Err() != nil {
+		t.Errorf("%d starts, error %v; want the one start, and no error", starts, n.Err())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"github.com/shoal-data/shoal/distributed/internal/procmem"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/wire"
+	"github.com/shoal-data/shoal/distributed/worker"
 )
 
 // NannyEnv is the environment variable in which a nanny that serves its
@@ -78,6 +80,10 @@ type NannyConfig struct {
 	// ServerOptions secure the control service (those of
 	// security.Config.ServerOptions: mutual TLS, token check).
 	ServerOptions []grpc.ServerOption
+	// WorkerDir is where the worker process makes its directory (its
+	// LocalDir; default os.TempDir()): the nanny removes the directory of
+	// a process that ended without removing it (killed, crashed).
+	WorkerDir string
 	// Insecure allows serving the control service in plaintext beyond
 	// loopback: without it, a Listen address that is not loopback needs
 	// TLS in ServerOptions.
@@ -375,11 +381,18 @@ func (n *Nanny) supervise(p *nannyProc) {
 	for {
 		started := time.Now()
 		n.watch(p)
+		n.removeWorkerDir(p.cmd.Process.Pid)
 		cause := exitCause(p)
 		n.mu.Lock()
 		closing, asked := n.closing, p.restart
 		n.mu.Unlock()
 		if closing {
+			return
+		}
+		if asked == "" && p.state != nil && p.state.Success() {
+			// It stopped on its own, as asked by its scheduler (which shut
+			// down): there is nothing to restart it for.
+			n.logger.Info("worker process stopped", "pid", p.cmd.Process.Pid)
 			return
 		}
 		if asked != "" {
@@ -438,6 +451,21 @@ func (n *Nanny) supervise(p *nannyProc) {
 		}
 		n.logger.Info("nanny restarted the worker", "pid", q.cmd.Process.Pid, "after", cause)
 		p = q
+	}
+}
+
+// removeWorkerDir removes what is left of the directory of the worker
+// process pid, which ended: a worker names it shoal-worker-<pid>-*.
+func (n *Nanny) removeWorkerDir(pid int) {
+	base := n.cfg.WorkerDir
+	if base == "" {
+		base = os.TempDir()
+	}
+	dirs, _ := filepath.Glob(filepath.Join(base, worker.DirPattern(pid)))
+	for _, d := range dirs {
+		if err := os.RemoveAll(d); err != nil {
+			n.logger.Warn("could not remove the directory of an ended worker process", "pid", pid, "path", d, "error", err)
+		}
 	}
 }
 

@@ -364,7 +364,7 @@ Flags:
 		if err != nil {
 			return fmt.Errorf("--listen %q: %w", *listen, err)
 		}
-		return runNanny(ctx, positional[0], args, limit, *terminate, net.JoinHostPort(host, "0"), sopts, dopts,
+		return runNanny(ctx, positional[0], args, limit, *terminate, net.JoinHostPort(host, "0"), *localDir, sopts, dopts,
 			sf.insecure, logger)
 	}
 	// A nanny tells its worker the address of its control service.
@@ -409,7 +409,7 @@ Flags:
 // when it dies, kills it above the terminate threshold, and tells the
 // scheduler why it ended. It serves the nanny's control service on listen,
 // through which the scheduler sets the worker's environment variables.
-func runNanny(ctx context.Context, scheduler string, args []string, limit int64, terminate float64, listen string,
+func runNanny(ctx context.Context, scheduler string, args []string, limit int64, terminate float64, listen, localDir string,
 	serve []grpc.ServerOption, dial []grpc.DialOption, insecure bool, logger *slog.Logger) error {
 	exe, err := os.Executable()
 	if err != nil {
@@ -461,6 +461,7 @@ func runNanny(ctx context.Context, scheduler string, args []string, limit int64,
 		},
 		Listen:        listen,
 		ServerOptions: serve,
+		WorkerDir:     localDir,
 		Insecure:      insecure,
 	})
 	if err != nil {

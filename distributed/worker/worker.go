@@ -239,7 +239,7 @@ func New(cfg Config) (*Worker, error) {
 	if base == "" {
 		base = os.TempDir()
 	}
-	dir, err := os.MkdirTemp(base, "shoal-worker-*")
+	dir, err := os.MkdirTemp(base, DirPattern(os.Getpid()))
 	if err != nil {
 		lis.Close()
 		return nil, fmt.Errorf("worker %s: make local directory in %s: %w", addr, base, err)
@@ -982,3 +982,8 @@ func (w *Worker) fetchFrom(k graph.Key, from []string) (any, string, error) {
 	}
 	return nil, "", errors.Join(errs...)
 }
+
+// DirPattern matches the directories that the worker processes of pid
+// make (filepath.Glob): whoever watches a process that ended removes
+// what it left.
+func DirPattern(pid int) string { return fmt.Sprintf("shoal-worker-%d-*", pid) }
