@@ -429,6 +429,19 @@ func TestGatherFromHungWorker(t *testing.T) {
 			t.Fatalf("value %d is %v", i, v)
 		}
 	}
+	// Woken up, the removed worker joins again, afresh, and works.
+	victim.Signal(syscall.SIGCONT)
+	eventually(t, "the woken worker joined again", func() bool {
+		info, err := c.Info(ctx)
+		return err == nil && len(info.Workers) == 3
+	})
+	var parts []any
+	for i := range 30 {
+		parts = append(parts, double.Call(100+i))
+	}
+	if got, err := graph.Compute[int](ctx, c, sum.Call(graph.List(parts...))); err != nil || got != 2*(30*100+435) {
+		t.Fatalf("after the worker joined again: %v, %v", got, err)
+	}
 }
 
 // TestNannyStopsWithItsScheduler shuts a cluster's scheduler down, which
