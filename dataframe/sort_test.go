@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	df "github.com/shoal-data/shoal/dataframe"
 	"github.com/shoal-data/shoal/dataframe/dftest"
+	"github.com/shoal-data/shoal/internal/testutil"
 	"github.com/shoal-data/shoal/local"
 )
 
@@ -240,14 +240,7 @@ func leftFiles(t *testing.T, dir string) []string {
 // operation, the output, the path and the reason; no file stays; the
 // executor keeps working.
 func TestShuffleDiskFull(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: mounting a small tmpfs to fill needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("skipped: cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	dir := testutil.Tmpfs(t, 256<<10)
 	e := local.New(local.WithThreads(2), local.WithLocalDir(dir))
 	defer e.Close()
 	d, _ := randomFrame(t, 3, 40_000, 4)

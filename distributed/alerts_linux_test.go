@@ -6,39 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/diagnostics/alert"
 	"github.com/shoal-data/shoal/distributed"
+	"github.com/shoal-data/shoal/internal/testutil"
 )
-
-// mountTmpfs mounts a tmpfs of size MiB on a new directory, and unmounts
-// it at the end of the test. Mounting needs root: the test is skipped
-// without it, unless SHOAL_REQUIRE_TMPFS=1 (as in CI) makes it fail.
-func mountTmpfs(t *testing.T, mib int) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tmpfs")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+strconv.Itoa(mib)+"m"); err != nil {
-		if os.Getenv("SHOAL_REQUIRE_TMPFS") == "1" {
-			t.Fatalf("mount a tmpfs on %s: %v (SHOAL_REQUIRE_TMPFS=1)", dir, err)
-		}
-		t.Skipf("cannot mount a tmpfs on %s (%v): run the test as root, or set SHOAL_REQUIRE_TMPFS=1 to make this a failure", dir, err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
 
 // fill writes a file of mib MiB in dir.
 func fill(t *testing.T, dir, name string, mib int) {
@@ -58,7 +34,7 @@ func TestDiskAlert(t *testing.T) {
 		t.Skip("starts Prometheus")
 	}
 	prometheusBinary(t)
-	mnt := mountTmpfs(t, 16)
+	mnt := testutil.Tmpfs(t, 16<<20)
 	lc, c := newCluster(t, distributed.LocalClusterOptions{Workers: 1, ThreadsPerWorker: 1, InProcess: true,
 		Metrics: true, LocalDir: mnt})
 	raised := make(chan diagnostics.Alert, 64)

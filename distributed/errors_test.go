@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -19,6 +18,7 @@ import (
 	"github.com/shoal-data/shoal/dataframe"
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/testutil"
 	"github.com/shoal-data/shoal/io/csv"
 )
 
@@ -108,14 +108,7 @@ func TestErrorsKeepTheirTypes(t *testing.T) {
 // shuffle: the client's error is a *dataframe.ShuffleError naming the
 // path, and errors.Is(err, syscall.ENOSPC) holds.
 func TestShuffleDiskFullOnCluster(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: mounting a small tmpfs to fill needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("skipped: cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	dir := testutil.Tmpfs(t, 256<<10)
 	_, c := newCluster(t, distributed.LocalClusterOptions{Workers: 2, ThreadsPerWorker: 1, InProcess: true, LocalDir: dir})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/distributed/server"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/testutil"
 	"github.com/shoal-data/shoal/io/csv"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -175,7 +175,7 @@ func TestEightFaults(t *testing.T) {
 				return
 			}
 			if tc.name == "full disk during a shuffle" {
-				tc.opts.LocalDir = smallTmpfs(t)
+				tc.opts.LocalDir = testutil.Tmpfs(t, 256<<10)
 			}
 			f := newFaultCluster(t, tc.opts)
 			seen, want := tc.run(t, f)
@@ -204,23 +204,6 @@ func taskError(t *testing.T, err error) *graph.TaskError {
 		t.Fatalf("error %v names no task and worker", err)
 	}
 	return te
-}
-
-// smallTmpfs mounts a file system of 256 KiB for the test, or skips it.
-func smallTmpfs(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: mounting a small tmpfs to fill needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
-		if os.Getenv("SHOAL_REQUIRE_TMPFS") == "1" {
-			t.Fatalf("cannot mount a tmpfs: %v: %s", err, out)
-		}
-		t.Skipf("skipped: cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	return dir
 }
 
 // refusedCluster starts workers whose registry differs from the

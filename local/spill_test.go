@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/testutil"
 )
 
 // bigGraph makes n "test.big" tasks of size floats each and one sum of
@@ -152,14 +152,7 @@ func TestSpillDirUnusable(t *testing.T) {
 // the path and "no space left on device", no partial file stays behind, and
 // the executor keeps working.
 func TestSpillDiskFull(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: mounting a small tmpfs to fill needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("skipped: cannot mount a tmpfs here: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	dir := testutil.Tmpfs(t, 256<<10)
 	reg := testRegistry(t)
 	e := New(WithRegistry(reg), WithMemoryLimit(1<<20), WithLocalDir(dir))
 	defer e.Close()
