@@ -124,9 +124,26 @@ func RegisterError[T any, PT interface {
 			if cause >= 0 && c != nil {
 				reflect.ValueOf(&v).Elem().Field(cause).Set(reflect.ValueOf(c))
 			}
+			if err := readable(PT(&v)); err != nil {
+				return nil, fmt.Errorf("decode error %s: %w", name, err)
+			}
 			return PT(&v), nil
 		},
 	})
+}
+
+// readable checks that err's message can be read: the fields of an error
+// from another process, or its cause, may be missing (a *fs.PathError
+// without Err panics in Error), and such an error is better kept as its
+// message than made.
+func readable(err error) (e error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e = fmt.Errorf("its message panics: %v", r)
+		}
+	}()
+	_ = err.Error()
+	return nil
 }
 
 // RegisterErrorValue registers a sentinel error under name, unique in the

@@ -3,7 +3,9 @@ package graph_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,3 +121,69 @@ func TestRegisterErrorRefuses(t *testing.T) {
 type twoCauses struct{ A, B error }
 
 func (e *twoCauses) Error() string { return "two" }
+
+// linkNames are names the error codec knows: the fuzzer picks one by
+// number, since it would seldom spell one.
+var linkNames = []string{"", "fs.PathError", "os.LinkError", "os.SyscallError", "syscall.Errno",
+	"graph.LostInputsError", "graph.WorkerLostError", "graph_test.quotaError", "fs.ErrNotExist", "io.EOF",
+	"graph_test.errNoQuota", "not.Registered"}
+
+// FuzzDecodeErrorLink decodes links of errors from another process, as
+// they come off the wire: the error made is an error whose message and
+// chain can be read (never a panic, whatever the fields or the causes
+// missing), and a link decoded as its registered type encodes again to
+// the same name and fields that decode to the same message.
+func FuzzDecodeErrorLink(f *testing.F) {
+	for _, err := range []error{
+		&quotaError{Tenant: "a", Used: 7, Err: errNoQuota},
+		&fs.PathError{Op: "open", Path: "/x", Err: syscall.ENOENT},
+		&graph.LostInputsError{Keys: []graph.Key{"a-1"}, Err: errNoQuota},
+		&graph.WorkerLostError{Worker: "127.0.0.1:1", Reason: "killed"},
+		syscall.ENOSPC, io.EOF,
+	} {
+		link, e := graph.EncodeErrorLink(err)
+		if e != nil {
+			f.Fatal(e)
+		}
+		pick := slices.Index(linkNames, link.Name)
+		if pick < 0 {
+			pick = 0
+		}
+		f.Add(uint8(pick), link.Fields, err.Error(), link.Cause != nil)
+		f.Add(uint8(pick), link.Fields, err.Error(), false)
+	}
+	f.Add(uint8(1), []byte(`{"Op":"open"}`), "open: no cause", false)
+	f.Add(uint8(4), []byte("99999999999999999999"), "errno", false)
+	f.Fuzz(func(t *testing.T, pick uint8, fields []byte, msg string, withCause bool) {
+		name := linkNames[int(pick)%len(linkNames)]
+		var causes []error
+		if withCause {
+			causes = []error{&graph.RemoteError{Message: "cause"}}
+		}
+		err, known := graph.DecodeErrorLink(name, fields, msg, causes)
+		if err == nil {
+			t.Fatalf("DecodeErrorLink(%q, %q) is nil", name, fields)
+		}
+		_ = err.Error()
+		_ = errors.Is(err, fs.ErrNotExist)
+		var re *graph.RemoteError
+		if errors.As(err, &re) || !known {
+			return
+		}
+		link, e := graph.EncodeErrorLink(err)
+		if e != nil {
+			t.Fatalf("%T %q decoded but does not encode: %v", err, err, e)
+		}
+		if link.Name != name {
+			t.Fatalf("%T decoded from %q encodes as %q", err, name, link.Name)
+		}
+		var back []error
+		if link.Cause != nil {
+			back = []error{link.Cause}
+		}
+		again, _ := graph.DecodeErrorLink(link.Name, link.Fields, msg, back)
+		if again.Error() != err.Error() {
+			t.Fatalf("%s %q: decoded %q, then %q", name, fields, err.Error(), again.Error())
+		}
+	})
+}
