@@ -168,7 +168,9 @@ func ReadTimed(path string, reg *graph.Registry) (v any, tm Timing, err error) {
 	data, err := os.ReadFile(path)
 	tm.IO = time.Since(start)
 	if err == nil {
-		v, err = decode(path, data, reg)
+		if v, err = decode(path, data, reg); err != nil {
+			err = fmt.Errorf("read spilled value %s: %w", path, err)
+		}
 	}
 	tm.Total = time.Since(start)
 	return v, tm, err
@@ -178,29 +180,44 @@ func decode(path string, data []byte, reg *graph.Registry) (any, error) {
 	if filepath.Ext(path) != ".arrow" {
 		return reg.UnmarshalValue(data)
 	}
-	r, err := ipc.NewFileReader(bytes.NewReader(data))
+	// An Arrow IPC file is its magic, an IPC stream and a footer that
+	// indexes the stream. The footer is not read: Arrow's file reader
+	// trusts its offsets and counts, and a file cut short or damaged on
+	// disk made it panic or allocate without bound. The stream is read
+	// instead, each message checked before Arrow reads it.
+	if len(data) < len(arrowMagic)+2 || string(data[:len(arrowMagic)]) != arrowMagic {
+		return nil, errors.New("not an Arrow IPC file")
+	}
+	r, err := graph.NewArrowReader(bytes.NewReader(data[len(arrowMagic)+2:]), int64(len(data)))
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	recs := make([]arrow.RecordBatch, 0, r.NumRecords())
-	for i := range r.NumRecords() {
-		rec, err := r.RecordBatch(i)
-		if err != nil {
-			return nil, err
+	defer r.Release()
+	var recs []arrow.RecordBatch
+	release := func() {
+		for _, rec := range recs {
+			rec.Release()
 		}
+	}
+	for r.Next() {
+		rec := r.RecordBatch()
 		rec.Retain()
 		recs = append(recs, rec)
+	}
+	if err := r.Err(); err != nil {
+		release()
+		return nil, err
 	}
 	if len(recs) == 1 && strings.HasSuffix(path, ".record.arrow") {
 		return recs[0], nil
 	}
 	t := array.NewTableFromRecords(r.Schema(), recs)
-	for _, rec := range recs {
-		rec.Release()
-	}
+	release()
 	return t, nil
 }
+
+// arrowMagic begins an Arrow IPC file, padded to 8 bytes.
+const arrowMagic = "ARROW1"
 
 // A spill's error keeps its type when it crosses a process boundary (see
 // graph.RegisterError).
