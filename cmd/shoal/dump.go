@@ -133,7 +133,7 @@ func dumpInspect(args []string, stdout, stderr io.Writer) error {
 	tw.Flush()
 
 	workerOf := map[string]string{}
-	if f.Dashboard != nil {
+	if f.Dashboard != nil && f.Dashboard.Errors != nil {
 		for _, e := range f.Dashboard.Errors.Errors {
 			workerOf[e.Key] = e.Worker
 		}

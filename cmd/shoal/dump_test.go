@@ -24,7 +24,7 @@ const (
 // a task erred on the first, a value is held there, a task executes
 // there for five minutes, and the scheduler thinks the second runs a
 // task it does not know.
-func testDump(t *testing.T) string {
+func testDump(t testing.TB) string {
 	t0 := time.Date(2025, 1, 2, 15, 4, 5, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	f := &dump.File{Version: dump.Version, Time: t0, Executor: "cluster",
