@@ -86,27 +86,30 @@ func parseDescr(d string) (npyType, error) {
 	return t, nil
 }
 
-// readNPYHeader reads and checks the header of the .npy file at path.
-func readNPYHeader(path string) (npyHeader, npyType, error) {
+// readNPYHeader reads and checks the header of the .npy file at path, and
+// returns it with the file's size and modification time, read from the
+// same open file (the path may name another file, or none, a moment
+// later).
+func readNPYHeader(path string) (npyHeader, npyType, os.FileInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return npyHeader{}, npyType{}, fmt.Errorf("array: %w", err)
+		return npyHeader{}, npyType{}, nil, fmt.Errorf("array: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return npyHeader{}, npyType{}, fmt.Errorf("array: %w", err)
+		return npyHeader{}, npyType{}, nil, fmt.Errorf("array: %w", err)
 	}
 	h, t, err := parseNPYHeader(f, path)
 	if err != nil {
-		return h, t, err
+		return h, t, nil, err
 	}
 	n := int64(product(h.Shape)) * int64(t.size)
 	if st.Size() < h.Offset+n {
-		return h, t, &NPYError{Path: path, Reason: fmt.Sprintf("the file has %d bytes of data, but shape %v of %s needs %d (truncated?)",
+		return h, t, nil, &NPYError{Path: path, Reason: fmt.Sprintf("the file has %d bytes of data, but shape %v of %s needs %d (truncated?)",
 			st.Size()-h.Offset, h.Shape, h.Descr, n)}
 	}
-	return h, t, nil
+	return h, t, st, nil
 }
 
 func parseNPYHeader(r io.Reader, path string) (npyHeader, npyType, error) {
@@ -325,7 +328,7 @@ func ReadNPY(path string, opts ...Option) Array {
 	if err != nil {
 		return errorf("ReadNPY: %v", err)
 	}
-	h, t, err := readNPYHeader(abs)
+	h, t, st, err := readNPYHeader(abs)
 	if err != nil {
 		return errArray(err)
 	}
@@ -333,7 +336,6 @@ func ReadNPY(path string, opts ...Option) Array {
 	if err != nil {
 		return errorf("ReadNPY %s: %v", path, err)
 	}
-	st, _ := os.Stat(abs)
 	return newArray(&npyReadOp{path: abs, header: h}, t.dtype, chunks, nil, []any{"npy", abs, h, st.ModTime().UnixNano(), st.Size()})
 }
 
@@ -347,7 +349,7 @@ func ReadNPYStack(paths []string, axis int) Array {
 	}
 	parts := make([]Array, len(paths))
 	for i, p := range paths {
-		h, _, err := readNPYHeader(p)
+		h, _, _, err := readNPYHeader(p)
 		if err != nil {
 			return errArray(err)
 		}

@@ -196,6 +196,35 @@ func TestNPYErrors(t *testing.T) {
 	}
 }
 
+// A file removed after ReadNPY read its header is an error at Compute that
+// names it; ReadNPY itself takes the file's identity (size, time) from the
+// file it opened, not from the path a moment later, where another file or
+// none may be (it dereferenced a nil FileInfo then).
+func TestNPYFileGoneAfterHeader(t *testing.T) {
+	good := "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }"
+	b := npyFile(1, good, make([]byte, 16))
+	p := writeFile(t, "gone.npy", b)
+	_, _, st, err := readNPYHeader(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if st == nil || st.Size() != int64(len(b)) {
+		t.Fatalf("FileInfo %v, want the opened file's (%d bytes)", st, len(b))
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := ReadNPY(p)
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Compute(ctxB, newExec(t))
+	mustErr(t, err, p, "no such file")
+}
+
 // Whatever the bytes, reading a .npy file gives an array or an
 // *NPYError, never a panic; a file whose header parses reads back with the
 // shape the header gives. The seeds are headers as NumPy writes them;

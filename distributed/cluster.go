@@ -2,15 +2,18 @@ package distributed
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -454,8 +457,12 @@ func forwardLogs(r io.Reader, stream string, logger *slog.Logger, tail *tailBuff
 		line := strings.TrimSuffix(string(b), "\n")
 		now := time.Now()
 		tail.add(tailLine{time: now, stream: stream, text: line})
-		var m map[string]any
-		if stream == "stdout" || json.Unmarshal([]byte(line), &m) != nil {
+		var level slog.Level
+		msg, attrs, ok := "", []slog.Attr(nil), false
+		if stream == "stderr" {
+			level, msg, attrs, ok = parseJSONRecord(b)
+		}
+		if !ok {
 			level := slog.LevelInfo
 			if stream == "stderr" {
 				level = slog.LevelWarn
@@ -467,20 +474,66 @@ func forwardLogs(r io.Reader, stream string, logger *slog.Logger, tail *tailBuff
 			}
 			continue
 		}
-		var level slog.Level
-		if s, ok := m["level"].(string); ok {
-			level.UnmarshalText([]byte(s))
-		}
-		msg, _ := m["msg"].(string)
-		delete(m, "time")
-		delete(m, "level")
-		delete(m, "msg")
-		attrs := make([]slog.Attr, 0, len(m))
-		for k, v := range m {
-			attrs = append(attrs, slog.Any(k, v))
-		}
 		logger.LogAttrs(ctx, level, msg, attrs...)
 	}
+}
+
+// parseJSONRecord reads a line that slog's JSON handler wrote: its level,
+// message and attributes, in their order, with whole numbers as int64 (not
+// as floats, which print as 3.145728e+08). ok is false if the line is not
+// a JSON object.
+func parseJSONRecord(line []byte) (level slog.Level, msg string, attrs []slog.Attr, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, "", nil, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return 0, "", nil, false
+		}
+		k, _ := t.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return 0, "", nil, false
+		}
+		switch k {
+		case "time":
+		case "level":
+			s, _ := v.(string)
+			level.UnmarshalText([]byte(s))
+		case "msg":
+			msg, _ = v.(string)
+		default:
+			attrs = append(attrs, jsonAttr(k, v))
+		}
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return 0, "", nil, false
+	}
+	return level, msg, attrs, true
+}
+
+// jsonAttr is the attribute k of a decoded JSON value: numbers as int64
+// where they are whole, objects as groups.
+func jsonAttr(k string, v any) slog.Attr {
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return slog.Int64(k, i)
+		}
+		f, _ := v.Float64()
+		return slog.Float64(k, f)
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(v))
+		group := make([]any, len(keys))
+		for i, kk := range keys {
+			group[i] = jsonAttr(kk, v[kk])
+		}
+		return slog.Group(k, group...)
+	}
+	return slog.Any(k, v)
 }
 
 // maxLine is the longest line of a worker process's output read as one

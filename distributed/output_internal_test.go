@@ -34,3 +34,34 @@ func TestForwardLogsKeepsEverything(t *testing.T) {
 		t.Errorf("%d lines kept, want %d (the log record too)", n, len(got)+1)
 	}
 }
+
+// The records a worker process writes as JSON come out of the cluster's
+// logger as they went in: attributes in their order, whole numbers as
+// integers (console logs printed memory_limit=3.145728e+08), groups as
+// groups; a line that is not one JSON object is "worker output".
+func TestForwardJSONRecords(t *testing.T) {
+	tests := []struct {
+		line string
+		want string // the record as the text handler prints it, without time
+	}{
+		{`{"time":"2025-01-02T15:04:05Z","level":"INFO","msg":"worker started","memory_limit":314572800,"spill_above":188743680,"worker":"w1","threads":2}`,
+			`level=INFO msg="worker started" memory_limit=314572800 spill_above=188743680 worker=w1 threads=2`},
+		{`{"level":"WARN","msg":"slow","seconds":1.5,"big":12345678901234567890,"ok":true,"none":null,"g":{"b":1,"a":"x"},"list":[1,2]}`,
+			`level=WARN msg=slow seconds=1.5 big=1.2345678901234567e+19 ok=true none=<nil> g.a=x g.b=1 list="[1 2]"`},
+		{`{"level":"INFO","msg":"cut"`, `level=WARN msg="worker output" stream=stderr line="{\"level\":\"INFO\",\"msg\":\"cut\""`},
+		{`[1,2]`, `level=WARN msg="worker output" stream=stderr line=[1,2]`},
+	}
+	for _, tt := range tests {
+		var buf strings.Builder
+		h := slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}})
+		forwardLogs(strings.NewReader(tt.line+"\n"), "stderr", slog.New(h), &tailBuffer{max: 10}, nil)
+		if got := strings.TrimSpace(buf.String()); got != tt.want {
+			t.Errorf("%s\n got %s\nwant %s", tt.line, got, tt.want)
+		}
+	}
+}

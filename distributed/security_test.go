@@ -2,6 +2,8 @@ package distributed_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io/fs"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"github.com/shoal-data/shoal/distributed"
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/graph"
+	"google.golang.org/grpc/credentials"
 )
 
 func TestSecurityProcesses(t *testing.T) {
@@ -147,6 +150,24 @@ func TestLocalClusterSecurity(t *testing.T) {
 			}
 			if pc != nil {
 				pc.Close()
+			}
+			if !tc.plaintext {
+				// TLS without a client certificate: the scheduler ends the
+				// handshake, and the error says what was missing.
+				ca, err := os.ReadFile(sec.CAFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pool := x509.NewCertPool()
+				pool.AppendCertsFromPEM(ca)
+				nc, err := distributed.Connect(ctx, lc.Address(), distributed.WithTransportCredentials(
+					credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13})))
+				if err == nil || !strings.Contains(err.Error(), "client certificate") {
+					t.Errorf("client without a certificate: %v, want an error that says it needs a client certificate", err)
+				}
+				if nc != nil {
+					nc.Close()
+				}
 			}
 			if _, err := distributed.Connect(ctx, lc.Address()); !errors.Is(err, security.ErrPlaintext) {
 				t.Errorf("client without security: %v, want ErrPlaintext", err)

@@ -1,7 +1,10 @@
 package graph
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 
 	"google.golang.org/protobuf/proto"
@@ -12,7 +15,9 @@ import (
 // Encode writes g in Shoal's stable binary graph format (protobuf, see
 // graphpb/graph.proto). Dependencies are written as indices into the table
 // of keys, so a task costs little more than its key, op name and params.
-// The same graph always encodes to the same bytes.
+// The same graph always encodes to the same bytes. The last five bytes
+// are a checksum of the rest (field 15 of the message), so that Decode
+// tells truncated or damaged bytes from a smaller graph.
 //
 // A dependency that is neither a task of g nor an external key is a
 // *MissingDependencyError: the receiver could never compute it.
@@ -32,13 +37,35 @@ func Encode(g *Graph) ([]byte, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("encode graph: %w", &MissingDependencyError{Missing: missing})
 	}
-	return proto.MarshalOptions{Deterministic: true}.Marshal(toProto(g))
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(toProto(g))
+	if err != nil {
+		return nil, err
+	}
+	return binary.LittleEndian.AppendUint32(append(b, checksumTag), crc32.Checksum(b, castagnoli)), nil
 }
 
-// Decode reads a graph written by Encode and validates it.
+// checksumTag is the protobuf tag of the Graph's checksum field (15,
+// fixed32), which Encode writes last.
+const checksumTag = 15<<3 | 5
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrGraphDamaged is the error of Decode for bytes that are not whole:
+// empty, truncated, or changed since Encode wrote them.
+var ErrGraphDamaged = errors.New("graph bytes are truncated or damaged")
+
+// Decode reads a graph written by Encode and validates it. Bytes that are
+// empty, truncated or changed are an error wrapping ErrGraphDamaged.
 func Decode(b []byte) (*Graph, error) {
+	n := len(b) - 5
+	if n < 0 || b[n] != checksumTag {
+		return nil, fmt.Errorf("decode graph: %w: %d bytes end without the checksum Encode writes", ErrGraphDamaged, len(b))
+	}
+	if got, want := crc32.Checksum(b[:n], castagnoli), binary.LittleEndian.Uint32(b[n+1:]); got != want {
+		return nil, fmt.Errorf("decode graph: %w: checksum of %d bytes is %08x, want %08x", ErrGraphDamaged, len(b), got, want)
+	}
 	var pg graphpb.Graph
-	if err := proto.Unmarshal(b, &pg); err != nil {
+	if err := proto.Unmarshal(b[:n], &pg); err != nil {
 		return nil, fmt.Errorf("decode graph: %w", err)
 	}
 	g, err := fromProto(&pg)

@@ -443,7 +443,9 @@ func runNanny(ctx context.Context, scheduler string, args []string, limit int64,
 		Restart:           true,
 		MemoryLimit:       limit,
 		TerminateFraction: terminate,
-		Logger:            logger.With("nanny", self),
+		// The nanny's records carry its address ("nanny"); its process
+		// is named apart.
+		Logger: logger.With("nanny_pid", os.Getpid()),
 		OnOutput: func(pid int, recs []*wire.LogRecord) {
 			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

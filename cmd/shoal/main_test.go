@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -191,6 +192,47 @@ func TestWorkerUnderNanny(t *testing.T) {
 	}
 	// Its worker went with it.
 	eventually(t, func() bool { return len(s.Info().Workers) == 0 })
+	// Its JSON log lines, the worker's among them, name each key once.
+	lines := 0
+	for _, line := range strings.Split(n.out.String(), "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		lines++
+		if dup := duplicateKeys(t, line); len(dup) > 0 {
+			t.Errorf("keys %q twice in %s", dup, line)
+		}
+	}
+	if lines == 0 {
+		t.Errorf("no JSON log lines from the nanny")
+	}
+}
+
+// duplicateKeys returns the keys that the JSON object line has more than
+// once at its top level.
+func duplicateKeys(t *testing.T, line string) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(line))
+	if _, err := dec.Token(); err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	seen := map[string]bool{}
+	var dup []string
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if seen[k.(string)] {
+			dup = append(dup, k.(string))
+		}
+		seen[k.(string)] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+	}
+	return dup
 }
 
 // environVar is set by the Environ plugin in TestEnvironNannyJoinsLater;

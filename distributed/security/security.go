@@ -192,7 +192,14 @@ func Describe(err error) string {
 	switch {
 	case status.Code(err) == codes.Unauthenticated:
 		return "the cluster refused the token (see security.Config.Token)"
-	case strings.Contains(msg, "certificate required"), strings.Contains(msg, "bad certificate"),
+	case strings.Contains(msg, "certificate required"):
+		return "the other side wants a client certificate signed by the cluster's CA, and none was sent"
+	case strings.Contains(msg, "broken pipe"):
+		// With TLS 1.3 a client learns that its certificate was refused
+		// (or missing) only when it next uses the connection, which the
+		// other side has closed by then.
+		return "the other side closed the connection: it may want a client certificate signed by the cluster's CA"
+	case strings.Contains(msg, "bad certificate"),
 		strings.Contains(msg, "unknown certificate authority"), strings.Contains(msg, "certificate signed by unknown authority"):
 		return "TLS certificates do not match: every process needs a certificate signed by the cluster's CA"
 	case strings.Contains(msg, "first record does not look like a TLS handshake"),

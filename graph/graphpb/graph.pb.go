@@ -27,9 +27,12 @@ const (
 // Graph is a set of tasks. Dependencies are stored as indices into the key
 // table formed by the task keys (in task order) followed by the external keys.
 type Graph struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tasks         []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
-	External      []string               `protobuf:"bytes,2,rep,name=external,proto3" json:"external,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Tasks    []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	External []string               `protobuf:"bytes,2,rep,name=external,proto3" json:"external,omitempty"`
+	// CRC-32C (Castagnoli) of the encoding of the fields above, written
+	// last so that a reader can tell a truncated graph from a small one.
+	Checksum      uint32 `protobuf:"fixed32,15,opt,name=checksum,proto3" json:"checksum,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -76,6 +79,13 @@ func (x *Graph) GetExternal() []string {
 		return x.External
 	}
 	return nil
+}
+
+func (x *Graph) GetChecksum() uint32 {
+	if x != nil {
+		return x.Checksum
+	}
+	return 0
 }
 
 type Task struct {
@@ -528,10 +538,11 @@ var File_graph_proto protoreflect.FileDescriptor
 
 const file_graph_proto_rawDesc = "" +
 	"\n" +
-	"\vgraph.proto\x12\x0eshoal.graph.v1\"O\n" +
+	"\vgraph.proto\x12\x0eshoal.graph.v1\"k\n" +
 	"\x05Graph\x12*\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x14.shoal.graph.v1.TaskR\x05tasks\x12\x1a\n" +
-	"\bexternal\x18\x02 \x03(\tR\bexternal\"\x93\x01\n" +
+	"\bexternal\x18\x02 \x03(\tR\bexternal\x12\x1a\n" +
+	"\bchecksum\x18\x0f \x01(\aR\bchecksum\"\x93\x01\n" +
 	"\x04Task\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x0e\n" +
 	"\x02op\x18\x02 \x01(\tR\x02op\x12\x16\n" +

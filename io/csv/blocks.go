@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/shoal-data/shoal/internal/units"
 	"github.com/shoal-data/shoal/io/storage"
 )
 
@@ -54,9 +55,13 @@ func splitFile(ctx context.Context, fsys storage.FS, h fileHead, fileIndex int, 
 	bounds := []int64{start}
 	buf := make([]byte, 64<<10)
 	for k := 1; k < m; k++ {
-		b, err := nextRowStart(f, buf, points[k], size, inQuotes[k], o.Quote, !o.NoNewlinesInQuotes)
+		b, err := nextRowStart(f, buf, points[k], min(size, points[k]+int64(o.MaxLineBytes)+1), inQuotes[k], o.Quote, !o.NoNewlinesInQuotes)
 		if err != nil {
 			return nil, fmt.Errorf("csv: read %s: %w", h.path, err)
+		}
+		if b-points[k] > int64(o.MaxLineBytes) {
+			return nil, fmt.Errorf("csv: %s: %w: no end of row in the %s after byte %d (Options.MaxLineBytes; raise it if rows are that long)",
+				h.path, ErrLineTooLong, units.Bytes(int64(o.MaxLineBytes)), points[k])
 		}
 		if b > bounds[len(bounds)-1] && b < size {
 			bounds = append(bounds, b)
@@ -127,8 +132,8 @@ func countRange(ctx context.Context, f storage.File, buf []byte, from, to int64,
 }
 
 // nextRowStart returns the position just after the first line break at or
-// after from that is outside quotes (any line break unless useQuotes), or
-// size if there is none.
+// after from and before size that is outside quotes (any line break unless
+// useQuotes), or size if there is none.
 func nextRowStart(f storage.File, buf []byte, from, size int64, inQuotes bool, quote byte, useQuotes bool) (int64, error) {
 	for off := from; off < size; {
 		chunk := buf[:min(int64(len(buf)), size-off)]

@@ -21,6 +21,9 @@ var (
 	ErrEmptyFile = errors.New("empty file")
 	// ErrHeaderMismatch: files of one read have different header lines.
 	ErrHeaderMismatch = errors.New("different columns")
+	// ErrLineTooLong: the header line, or a row that crosses a block's
+	// boundary, is longer than Options.MaxLineBytes.
+	ErrLineTooLong = errors.New("line too long")
 )
 
 // ParseError is a malformed row: where it is and what is wrong.
@@ -79,4 +82,5 @@ func init() {
 	graph.RegisterErrorValue("csv.ErrValue", ErrValue)
 	graph.RegisterErrorValue("csv.ErrEmptyFile", ErrEmptyFile)
 	graph.RegisterErrorValue("csv.ErrHeaderMismatch", ErrHeaderMismatch)
+	graph.RegisterErrorValue("csv.ErrLineTooLong", ErrLineTooLong)
 }

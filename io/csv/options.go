@@ -87,11 +87,18 @@ type Options struct {
 	// fields begin and end. A quoted line break is still detected, as an
 	// error, if the promise is broken.
 	NoNewlinesInQuotes bool
+	// MaxLineBytes bounds the header line, and a row that crosses a
+	// block's boundary; default 16 MiB. A longer one is an error wrapping
+	// ErrLineTooLong that names the file: most often the file is not CSV,
+	// or its lines end in a way this reader does not take (a lone "\r").
+	// Raise it to read longer lines.
+	MaxLineBytes int
 }
 
 const (
 	defaultSampleBytes = 1 << 20
 	defaultBlockSize   = 64 << 20
+	defaultMaxLine     = 16 << 20
 	minDefaultBlock    = 4 << 20
 	maxBlockSize       = 1 << 30
 )
@@ -114,6 +121,9 @@ func (o Options) normalize() (Options, error) {
 	}
 	if o.NullValues == nil {
 		o.NullValues = DefaultNullValues
+	}
+	if o.MaxLineBytes <= 0 {
+		o.MaxLineBytes = defaultMaxLine
 	}
 	if o.SampleBytes <= 0 {
 		o.SampleBytes = defaultSampleBytes

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/shoal-data/shoal/internal/units"
 	"github.com/shoal-data/shoal/io/storage"
 )
 
@@ -158,7 +159,12 @@ func readHead(ctx context.Context, fsys storage.FS, path string, o Options) (fil
 			h.dataStart += int64(used)
 			return h, nil
 		}
-		want *= 4 // the header line is longer than what was read
+		if len(rest) > o.MaxLineBytes {
+			return h, fmt.Errorf("csv: %s line 1: header: %w: no end of line in its first %s (Options.MaxLineBytes; raise it if the header is that long)",
+				path, ErrLineTooLong, units.Bytes(int64(o.MaxLineBytes)))
+		}
+		// The header line is longer than what was read.
+		want = min(want*4, int64(start+o.MaxLineBytes+2))
 	}
 }
 

@@ -3,6 +3,7 @@ package csv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -640,3 +641,52 @@ func TestReadBlockArguments(t *testing.T) {
 }
 
 func e(err error, s string) error { return errorContains(err, s) }
+
+// TestLongLines: a header, or a row crossing a block boundary, longer than
+// MaxLineBytes is an error naming the file, the limit and the option, found
+// without reading the rest of the file (a large file with no line break
+// took 47 s and 1.45 GiB to become one header); raising the limit reads it.
+func TestLongLines(t *testing.T) {
+	rows := strings.Repeat("1,2\n", 1000)
+	longRow := strings.Repeat("9", 300_000) + ",2\n"
+	files := map[string]string{
+		"noline.csv":  strings.Repeat("x", 1_000_000),
+		"header.csv":  strings.Repeat("h", 200_000) + ",b\n1,2\n",
+		"row.csv":     "a,b\n" + rows + longRow + rows,
+		"quoted.csv":  "a,b\n" + rows + `"` + strings.Repeat("q\n", 150_000) + `",2` + "\n" + rows,
+		"fine.csv":    "a,b\n" + rows + rows,
+		"longest.csv": strings.Repeat("y", 99_998) + ",b\n1,2\n",
+	}
+	tests := []struct {
+		file string
+		opts Options
+		want []string // parts of the error; nil: reads
+	}{
+		{"noline.csv", Options{MaxLineBytes: 100_000}, []string{"noline.csv line 1: header", "line too long", "97.66 KiB", "MaxLineBytes"}},
+		{"noline.csv", Options{}, nil}, // one column, no rows: within 16 MiB
+		{"header.csv", Options{MaxLineBytes: 100_000}, []string{"header.csv line 1", "MaxLineBytes"}},
+		{"header.csv", Options{MaxLineBytes: 300_000}, nil},
+		{"row.csv", Options{MaxLineBytes: 100_000, BlockSize: 2000}, []string{"row.csv", "no end of row", "after byte", "MaxLineBytes"}},
+		{"row.csv", Options{MaxLineBytes: 400_000, BlockSize: 2000}, nil},
+		{"quoted.csv", Options{MaxLineBytes: 100_000, BlockSize: 2000}, []string{"quoted.csv", "MaxLineBytes"}},
+		{"fine.csv", Options{MaxLineBytes: 100, BlockSize: 2000}, nil},
+		{"longest.csv", Options{MaxLineBytes: 100_000}, nil}, // exactly the limit
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/%d", tt.file, tt.opts.MaxLineBytes), func(t *testing.T) {
+			_, _, _, _, err := readFS(newMemFS(files), []string{tt.file}, tt.opts, ReadOptions{})
+			if tt.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrLineTooLong) {
+				t.Fatalf("error %v, want ErrLineTooLong", err)
+			}
+			if err := errorContains(err, tt.want...); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
