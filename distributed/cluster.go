@@ -454,7 +454,10 @@ func forwardLogs(r io.Reader, stream string, logger *slog.Logger, tail *tailBuff
 		if len(b) == 0 && err != nil {
 			return
 		}
-		line := strings.TrimSuffix(string(b), "\n")
+		// The records cross the wire, where strings are UTF-8: what a
+		// task printed in another encoding (or a character cut at
+		// maxLine) keeps its other bytes, and the rest marked.
+		line := strings.ToValidUTF8(strings.TrimSuffix(string(b), "\n"), "\uFFFD")
 		now := time.Now()
 		tail.add(tailLine{time: now, stream: stream, text: line})
 		var level slog.Level
