@@ -67,12 +67,16 @@ func TestDashboard(t *testing.T) {
 		if err := json.Unmarshal(getDashboard(t, base, "/api/status"), &st); err != nil {
 			t.Fatal(err)
 		}
+		settled := len(st.Progress) > 0
 		for _, p := range st.Progress {
 			if strings.Contains(p.Prefix, "double") {
 				doubles = p
 			}
+			settled = settled && p.Processing == 0 && p.Done+p.Erred == p.Total
 		}
-		if doubles.Done == 20 || time.Now().After(deadline) {
+		// Until every run has been seen: the sum's may come after the
+		// doubles'.
+		if settled && doubles.Done == 20 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -98,8 +102,14 @@ func TestDashboard(t *testing.T) {
 	}
 
 	var ts dashboard.TaskStream
-	if err := json.Unmarshal(getDashboard(t, base, "/api/tasks?since=0"), &ts); err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(10 * time.Second); len(ts.Tasks) < 21 && time.Now().Before(deadline); {
+		ts = dashboard.TaskStream{}
+		if err := json.Unmarshal(getDashboard(t, base, "/api/tasks?since=0"), &ts); err != nil {
+			t.Fatal(err)
+		}
+		if len(ts.Tasks) < 21 {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	ran := map[string]int{}
 	for _, r := range ts.Tasks {
@@ -135,9 +145,15 @@ func TestDashboard(t *testing.T) {
 	if len(erred) != 1 || !strings.Contains(erred[0].Error, "failing on 1") {
 		t.Errorf("erred runs: %+v", erred)
 	}
-	st = dashboard.Status{}
-	if err := json.Unmarshal(getDashboard(t, base, "/api/status"), &st); err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		st = dashboard.Status{}
+		if err := json.Unmarshal(getDashboard(t, base, "/api/status"), &st); err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Progress) == 1 && st.Progress[0].Erred == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if len(st.Progress) != 1 || st.Progress[0].Erred != 1 || st.Progress[0].Total != 1 {
 		t.Errorf("progress after the failure: %+v, want only the failed task's prefix", st.Progress)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"os"
+
+	"github.com/shoal-data/shoal/internal/logring"
 )
 
 // LogHandler returns a slog handler that queues the records of at least
@@ -36,10 +38,10 @@ func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 	if h.keeps(r.Level) {
 		attrs := make(map[string]string, len(h.attrs)+r.NumAttrs())
 		for _, a := range h.attrs {
-			flatten(attrs, "", a)
+			logring.Flatten(attrs, "", a)
 		}
 		r.Attrs(func(a slog.Attr) bool {
-			flatten(attrs, h.group, a)
+			logring.Flatten(attrs, h.group, a)
 			return true
 		})
 		l := NewLog(r.Time, r.Level, r.Message, attrs)
@@ -79,23 +81,4 @@ func (h *logHandler) WithGroup(name string) slog.Handler {
 		c.next = h.next.WithGroup(name)
 	}
 	return &c
-}
-
-// flatten adds an attribute to m, the keys of groups joined with dots.
-func flatten(m map[string]string, prefix string, a slog.Attr) {
-	v := a.Value.Resolve()
-	if v.Kind() == slog.KindGroup {
-		p := prefix
-		if a.Key != "" {
-			p += a.Key + "."
-		}
-		for _, x := range v.Group() {
-			flatten(m, p, x)
-		}
-		return
-	}
-	if a.Key == "" {
-		return
-	}
-	m[prefix+a.Key] = v.String()
 }

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -132,15 +133,18 @@ type Config struct {
 
 // Worker is a running worker.
 type Worker struct {
-	cfg    Config
-	logger *slog.Logger
-	ring   *logring.Ring
-	lis    net.Listener
-	grpc   *grpc.Server
-	peers  *conns.Pool
-	env    *graph.Env
-	addr   string
-	dir    string
+	cfg Config
+	// dirLock is held while the worker runs, so that later workers know
+	// its directory is in use (see sweepDirs).
+	dirLock *os.File
+	logger  *slog.Logger
+	ring    *logring.Ring
+	lis     net.Listener
+	grpc    *grpc.Server
+	peers   *conns.Pool
+	env     *graph.Env
+	addr    string
+	dir     string
 
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
@@ -239,16 +243,26 @@ func New(cfg Config) (*Worker, error) {
 	if base == "" {
 		base = os.TempDir()
 	}
+	removed, sweepErr := sweepDirs(base)
 	dir, err := os.MkdirTemp(base, DirPattern(os.Getpid()))
 	if err != nil {
 		lis.Close()
 		return nil, fmt.Errorf("worker %s: make local directory in %s: %w", addr, base, err)
 	}
-	w := &Worker{cfg: cfg, ring: ring, lis: lis, addr: addr, dir: dir, running: map[uint64]runningTask{},
+	dirLock, err := lockDir(dir)
+	if err != nil {
+		lis.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("worker %s: lock local directory %s: %w", addr, dir, err)
+	}
+	w := &Worker{cfg: cfg, ring: ring, lis: lis, addr: addr, dir: dir, dirLock: dirLock, running: map[uint64]runningTask{},
 		notify: make(chan struct{}, 1), state: NewState(cfg.Threads)}
 	w.logger = slog.New(ring.Handler(next, slog.LevelInfo)).With("worker", addr)
 	if cfg.Name != addr {
 		w.logger = w.logger.With("name", cfg.Name)
+	}
+	if len(removed) > 0 || sweepErr != nil {
+		w.logger.Info("removed the directories of workers that were killed", "paths", removed, "error", sweepErr)
 	}
 	ring.OnQueue(w.wake)
 	w.startTelemetry()
@@ -457,7 +471,11 @@ func (w *Worker) Close() error {
 	w.mu.Lock()
 	w.store.dropAll()
 	w.mu.Unlock()
-	if err := os.RemoveAll(w.dir); err != nil {
+	err := os.RemoveAll(w.dir)
+	if w.dirLock != nil {
+		w.dirLock.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("worker %s: remove %s: %w", w.addr, w.dir, err)
 	}
 	w.logger.Info("worker closed")
@@ -987,3 +1005,27 @@ func (w *Worker) fetchFrom(k graph.Key, from []string) (any, string, error) {
 // make (filepath.Glob): whoever watches a process that ended removes
 // what it left.
 func DirPattern(pid int) string { return fmt.Sprintf("shoal-worker-%d-*", pid) }
+
+// sweepDirs removes the directories in base that workers killed before
+// they could remove them left behind (nobody watched them, or their
+// watcher was killed too): those whose lock no process holds. It returns
+// what it removed.
+func sweepDirs(base string) ([]string, error) {
+	dirs, err := filepath.Glob(filepath.Join(base, "shoal-worker-*-*"))
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, d := range dirs {
+		if !staleDir(d) {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, d)
+	}
+	return removed, errors.Join(errs...)
+}

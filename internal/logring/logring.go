@@ -130,10 +130,10 @@ func (h *handler) Handle(ctx context.Context, rec slog.Record) error {
 	if rec.Level >= h.level.Level() {
 		out := Record{Time: rec.Time, Level: rec.Level, Message: rec.Message, Attrs: map[string]string{}}
 		for _, a := range h.attrs {
-			flatten(out.Attrs, "", a)
+			Flatten(out.Attrs, "", a)
 		}
 		rec.Attrs(func(a slog.Attr) bool {
-			flatten(out.Attrs, h.prefix, a)
+			Flatten(out.Attrs, h.prefix, a)
 			return true
 		})
 		h.ring.add(out)
@@ -144,7 +144,10 @@ func (h *handler) Handle(ctx context.Context, rec slog.Record) error {
 	return nil
 }
 
-func flatten(m map[string]string, prefix string, a slog.Attr) {
+// Flatten adds a to m as text: a group's attributes under their dotted
+// names (prefix "g." for group g), nothing for an attribute without a key,
+// as slog's handlers do.
+func Flatten(m map[string]string, prefix string, a slog.Attr) {
 	v := a.Value.Resolve()
 	if v.Kind() == slog.KindGroup {
 		p := prefix
@@ -152,8 +155,11 @@ func flatten(m map[string]string, prefix string, a slog.Attr) {
 			p += a.Key + "."
 		}
 		for _, x := range v.Group() {
-			flatten(m, p, x)
+			Flatten(m, p, x)
 		}
+		return
+	}
+	if a.Key == "" {
 		return
 	}
 	m[prefix+a.Key] = v.String()
