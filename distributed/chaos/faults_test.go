@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -146,8 +147,10 @@ func TestFullDisk(t *testing.T) {
 	r.finish() // before the tmpfs goes
 }
 
-// TestMemoryLimits runs the jobs on workers limited to 250 and 600 MiB:
-// they spill, pause, and are killed by their nannies above 95% of it.
+// TestMemoryLimits runs the jobs on workers limited to 250 and 600 MiB
+// while, every 2 seconds, a task allocates 30% to 90% of the limit on a
+// worker and holds it for 2 seconds: the workers spill, pause, and are
+// killed by their nannies above 95% of it.
 func TestMemoryLimits(t *testing.T) {
 	for _, limit := range []int64{250 << 20, 600 << 20} {
 		t.Run(fmt.Sprintf("%dMiB", limit>>20), func(t *testing.T) {
@@ -156,7 +159,23 @@ func TestMemoryLimits(t *testing.T) {
 			lc := r.cluster(distributed.LocalClusterOptions{Workers: 2, ThreadsPerWorker: 2, Nanny: true,
 				MemoryLimit: limit})
 			c := r.client(lc)
-			r.loop(time.Now(), func() graph.Executor { return c }, d)
+			start := time.Now()
+			var wg sync.WaitGroup
+			seq := 0
+			stop := r.every(2*time.Second, start, func(rng *rand.Rand) {
+				mb := int(float64(limit>>20) * (0.3 + 0.6*rng.Float64()))
+				seq++
+				d := ballast.Call([]int{mb, 2000, seq})
+				wg.Go(func() { // what becomes of it does not matter: the jobs count
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					graph.Compute[int](ctx, c, d)
+				})
+			})
+			r.loop(start, func() graph.Executor { return c }, d)
+			stop()
+			wg.Wait()
+			logMemoryStory(t, c)
 			r.finish()
 		})
 	}
@@ -175,7 +194,6 @@ func TestSchedulerRestart(t *testing.T) {
 	sp := &schedulerProcess{t: t, addr: addr}
 	sp.start(r)
 	r.onFinish(sp.stop)
-	t.Cleanup(sp.stop)
 	shared := filepath.Join(dir, "shared")
 	if err := os.Mkdir(shared, 0o755); err != nil {
 		t.Fatal(err)
@@ -263,7 +281,6 @@ func (s *schedulerProcess) connect(r *run) *distributed.Client {
 		ccancel()
 		if err == nil {
 			r.onFinish(func() { c.Close() })
-			s.t.Cleanup(func() { c.Close() })
 			return c
 		}
 		select {
@@ -284,20 +301,13 @@ func (r *run) worker(cfg worker.Config) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
+	r.onFinish(func() {
 		cancel()
 		<-done
 		if err := w.Close(); err != nil {
 			r.t.Errorf("close worker: %v", err)
 		}
-	}
-	r.onFinish(stop)
-	r.t.Cleanup(stop)
+	})
 }
 
 func freeAddress(t *testing.T) string {
@@ -320,7 +330,6 @@ func TestSharedHost(t *testing.T) {
 	for range 2 {
 		ex := local.New(local.WithLocalDir(dir), local.WithThreads(1), local.WithMemoryLimit(64<<20))
 		r.onFinish(func() { ex.Close() })
-		t.Cleanup(func() { ex.Close() })
 		execs = append(execs, ex)
 	}
 	start := time.Now()
@@ -372,4 +381,33 @@ func TestConcurrentClients(t *testing.T) {
 	}
 	wg.Wait()
 	r.finish()
+}
+
+// logMemoryStory logs how often the workers paused for memory and how
+// often their nannies killed them for it, to show the limit bit.
+func logMemoryStory(t *testing.T, c *distributed.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pauses, kills := 0, 0
+	wlogs, err := c.WorkerLogs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range wlogs {
+		for _, rec := range l.Records {
+			if strings.HasPrefix(rec.Message, "pausing:") {
+				pauses++
+			}
+		}
+	}
+	slogs, err := c.SchedulerLogs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range slogs {
+		if rec.Message == "worker lost" && strings.Contains(rec.Attrs["reason"], "memory") {
+			kills++
+		}
+	}
+	t.Logf("the workers paused %d times for memory; %d were lost for it; %d workers in all", pauses, kills, len(wlogs))
 }

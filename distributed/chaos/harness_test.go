@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"syscall"
@@ -67,11 +68,29 @@ func newRun(t *testing.T, right func(error) bool) *run {
 	r := &run{t: t, start: time.Now(), right: right, pids: map[int]bool{}, tally: tally{Fault: t.Name()}}
 	r.heap = heapInUse()
 	r.fds = openFDs(t)
+	t.Cleanup(r.close) // when the test fails before finish
 	return r
 }
 
 // onFinish adds what finish closes before its checks, last added first.
-func (r *run) onFinish(f func()) { r.closes = append(r.closes, f) }
+func (r *run) onFinish(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closes = append(r.closes, f)
+}
+
+// close closes what the run started, once, and forgets it, so that the
+// heap check sees what the clusters and clients left behind them, not
+// the run's references to them.
+func (r *run) close() {
+	r.mu.Lock()
+	closes := r.closes
+	r.closes = nil
+	r.mu.Unlock()
+	for _, f := range slices.Backward(closes) {
+		f()
+	}
+}
 
 // watchDir adds a directory that must hold no executor's or worker's
 // directory once the fault ends.
@@ -111,21 +130,14 @@ func (r *run) cluster(opts distributed.LocalClusterOptions) *distributed.LocalCl
 			}
 		}
 	}()
-	closed := false
-	closeIt := func() {
-		if closed {
-			return
-		}
-		closed = true
+	r.onFinish(func() {
 		close(stop)
 		<-done
 		r.seeProcesses(lc)
 		if err := lc.Close(); err != nil {
 			r.t.Errorf("close the cluster: %v", err)
 		}
-	}
-	r.onFinish(closeIt)
-	r.t.Cleanup(closeIt)
+	})
 	return lc
 }
 
@@ -149,7 +161,6 @@ func (r *run) client(lc *distributed.LocalCluster) *distributed.Client {
 		r.t.Fatal(err)
 	}
 	r.onFinish(func() { c.Close() })
-	r.t.Cleanup(func() { c.Close() })
 	return c
 }
 
@@ -229,9 +240,7 @@ func (r *run) count(f func(*tally)) {
 func (r *run) finish() {
 	t := r.t
 	t.Helper()
-	for _, f := range slices.Backward(r.closes) {
-		f()
-	}
+	r.close()
 	r.mu.Lock()
 	tl := r.tally
 	tl.Seconds = time.Since(r.start).Round(time.Second).Seconds()
@@ -265,12 +274,33 @@ func (r *run) finish() {
 		}
 		return ""
 	})
-	eventually(t, 10*time.Second, "the heap is back near its start", func() string {
+	heapOK := eventually(t, 10*time.Second, "the heap is back near its start", func() string {
 		if h := heapInUse(); h > r.heap+heapSlack {
 			return fmt.Sprintf("heap %d MiB, %d MiB at the start (at most %d MiB more)", h>>20, r.heap>>20, heapSlack>>20)
 		}
 		return ""
 	})
+	if !heapOK {
+		heapProfile(t)
+	}
+}
+
+// heapProfile writes a profile of the heap to $SHOAL_CHAOS_HEAP_PROFILE
+// when the heap did not come back, to see what holds it.
+func heapProfile(t *testing.T) {
+	path := os.Getenv("SHOAL_CHAOS_HEAP_PROFILE")
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		t.Error(err)
+	}
+	t.Logf("heap profile in %s", path)
 }
 
 // report appends the counts as a line of JSON to $SHOAL_CHAOS_REPORT.
@@ -295,17 +325,17 @@ func report(t *testing.T, tl tally) {
 
 // eventually polls cond until it returns "" or within passes, when it
 // fails the test with what cond said last.
-func eventually(t *testing.T, within time.Duration, what string, cond func() string) {
+func eventually(t *testing.T, within time.Duration, what string, cond func() string) bool {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		msg := cond()
 		if msg == "" {
-			return
+			return true
 		}
 		if time.Now().After(deadline) {
 			t.Errorf("not so after %v: %s: %s", within, what, msg)
-			return
+			return false
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -93,4 +93,24 @@ var (
 		}
 		return s, nil
 	})
+	// ballast allocates mb MiB and touches them, then holds them for ms
+	// milliseconds, or until cancelled: memory pressure on a worker. Its
+	// input is {mb, ms, seq}; seq makes each call a task of its own.
+	ballast = graph.MustRegisterFunc("chaos_test.ballast", func(ctx context.Context, in []int) (int, error) {
+		mb, ms := in[0], in[1]
+		keep := make([][]byte, mb)
+		for i := range keep {
+			keep[i] = make([]byte, 1<<20)
+			for j := 0; j < len(keep[i]); j += 4096 {
+				keep[i][j] = 1
+			}
+		}
+		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		return len(keep), nil
+	})
 )
