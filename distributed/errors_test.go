@@ -147,4 +147,13 @@ func TestSchedulerLost(t *testing.T) {
 	if !errors.Is(err, distributed.ErrSchedulerLost) || !strings.Contains(err.Error(), "lost the scheduler "+lc.Address()) {
 		t.Fatalf("compute after the scheduler closed: %v, want ErrSchedulerLost naming %s", err, lc.Address())
 	}
+	// The calls that ask the scheduler directly say so too: removing a
+	// shuffle's files after a computation does (the chaos suite met its
+	// transport error when it killed the scheduler).
+	if _, err := c.Info(ctx); !errors.Is(err, distributed.ErrSchedulerLost) {
+		t.Errorf("info after the scheduler closed: %v, want ErrSchedulerLost", err)
+	}
+	if err := c.RemoveWorkerFiles(ctx, []string{"shuffle-x"}); !errors.Is(err, distributed.ErrSchedulerLost) {
+		t.Errorf("remove worker files after the scheduler closed: %v, want ErrSchedulerLost", err)
+	}
 }
