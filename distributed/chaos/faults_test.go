@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand"
 	"net"
 	"os"
@@ -103,7 +104,19 @@ func TestSIGKILL(t *testing.T) {
 	})
 	r.loop(start, func() graph.Executor { return c }, d)
 	stop()
+	waitWorkers(t, lc, 3)
 	r.finish()
+}
+
+// waitWorkers checks that the cluster has n workers again, within 30
+// seconds: the fault left it whole.
+func waitWorkers(t *testing.T, lc *distributed.LocalCluster, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := lc.Scheduler().WaitForWorkers(ctx, n); err != nil {
+		t.Errorf("the cluster did not have its %d workers again: %v", n, err)
+	}
 }
 
 // TestSIGSTOP stops one worker process (SIGSTOP) for a minute, or the
@@ -128,6 +141,7 @@ func TestSIGSTOP(t *testing.T) {
 	r.loop(start, func() graph.Executor { return c }, d)
 	wake.Stop()
 	victim.Signal(syscall.SIGCONT)
+	waitWorkers(t, lc, 3)
 	r.finish()
 }
 
@@ -144,7 +158,48 @@ func TestFullDisk(t *testing.T) {
 		MemoryLimit: 600 << 20, TargetFraction: 0.02})
 	c := r.client(lc)
 	r.loop(time.Now(), func() graph.Executor { return c }, small, large)
+	// Every job has ended: what failed shuffles and spills wrote is gone,
+	// or the disk would stay full for the jobs that come next. Known
+	// defect (not fixed yet): when a job fails, Compute returns at the
+	// first error and dataframe removes the shuffle's directory at once,
+	// while the client cancels the other tasks asynchronously; a split
+	// task that was still running finishes after that and leaves its
+	// file (shuffle-<id>/in-<input>-<attempt>.arrows) in the cluster's
+	// shared directory until the cluster closes. Over minutes they fill
+	// the disk, and then every job fails.
+	eventually(t, 10*time.Second, "the shuffle and spill files are gone", func() string {
+		return filesIn(dir, "shoal-tls-")
+	})
 	r.finish() // before the tmpfs goes
+}
+
+// filesIn lists the files under dir, but those under a directory whose
+// name starts with skip, with their sizes and modification times, or ""
+// when there is none.
+func filesIn(dir, skip string) string {
+	var b strings.Builder
+	n := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && strings.HasPrefix(d.Name(), skip):
+			return filepath.SkipDir
+		case d.IsDir():
+			return nil
+		}
+		if n++; n <= 20 {
+			rel, _ := filepath.Rel(dir, p)
+			if info, err := d.Info(); err == nil {
+				fmt.Fprintf(&b, "\n  %s: %d bytes, written %s", rel, info.Size(), info.ModTime().Format(time.TimeOnly))
+			}
+		}
+		return nil
+	})
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d files:%s", n, b.String())
 }
 
 // TestMemoryLimits runs the jobs on workers limited to 250 and 600 MiB
