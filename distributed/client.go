@@ -29,6 +29,13 @@ import (
 // futures it had not answered.
 var ErrClientClosed = errors.New("distributed client is closed")
 
+// ErrSchedulerLost matches the error of every call and future a Client
+// had not answered when its connection to the scheduler broke (the
+// scheduler died, was restarted, or the network failed): the error also
+// wraps what the connection gave. The Client stays failed; connect a new
+// one, to the restarted scheduler.
+var ErrSchedulerLost = errors.New("lost the scheduler")
+
 // ErrRefused matches the error of a Connect that the scheduler refused.
 var ErrRefused = errors.New("refused by the scheduler")
 
@@ -266,7 +273,7 @@ func (c *Client) sendLoop(ctx context.Context, stream wire.Scheduler_ClientStrea
 		}
 		if err := stream.Send(&wire.ClientUp{Msg: &wire.ClientUp_Batch{Batch: b}}); err != nil {
 			c.logger.Warn("lost the scheduler", "error", err)
-			c.fail(fmt.Errorf("lost the scheduler %s: %w", c.addr, err))
+			c.fail(fmt.Errorf("%w %s: %w", ErrSchedulerLost, c.addr, err))
 			return
 		}
 	}
@@ -285,7 +292,7 @@ func (c *Client) recvLoop(stream wire.Scheduler_ClientStreamClient) {
 			if !closed {
 				c.logger.Warn("lost the scheduler", "error", err)
 			}
-			c.fail(fmt.Errorf("lost the scheduler %s: %w", c.addr, err))
+			c.fail(fmt.Errorf("%w %s: %w", ErrSchedulerLost, c.addr, err))
 			return
 		}
 		b := m.GetBatch()

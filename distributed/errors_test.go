@@ -125,3 +125,35 @@ func TestShuffleDiskFullOnCluster(t *testing.T) {
 		t.Fatalf("error %v, want a ShuffleError with ENOSPC under %s naming the worker", err, dir)
 	}
 }
+
+// TestSchedulerLost closes the scheduler under a connected client: its
+// calls then fail with an error that matches ErrSchedulerLost, so that a
+// program can tell a lost scheduler from a failed task and connect again.
+func TestSchedulerLost(t *testing.T) {
+	lc, c := newCluster(t, distributed.LocalClusterOptions{Workers: 1, InProcess: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if got, err := graph.Compute[int](ctx, c, double.Call(1)); err != nil || got != 2 {
+		t.Fatalf("before: %v, %v", got, err)
+	}
+	if err := lc.Scheduler().Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	eventually(t, "the client saw the scheduler go", func() bool {
+		_, err = graph.Compute[int](ctx, c, double.Call(2))
+		return err != nil
+	})
+	if !errors.Is(err, distributed.ErrSchedulerLost) || !strings.Contains(err.Error(), "lost the scheduler "+lc.Address()) {
+		t.Fatalf("compute after the scheduler closed: %v, want ErrSchedulerLost naming %s", err, lc.Address())
+	}
+	// The calls that ask the scheduler directly say so too: removing a
+	// shuffle's files after a computation does (the chaos suite met its
+	// transport error when it killed the scheduler).
+	if _, err := c.Info(ctx); !errors.Is(err, distributed.ErrSchedulerLost) {
+		t.Errorf("info after the scheduler closed: %v, want ErrSchedulerLost", err)
+	}
+	if err := c.RemoveWorkerFiles(ctx, []string{"shuffle-x"}); !errors.Is(err, distributed.ErrSchedulerLost) {
+		t.Errorf("remove worker files after the scheduler closed: %v, want ErrSchedulerLost", err)
+	}
+}

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/internal/units"
 )
@@ -43,10 +46,17 @@ type WorkerInfo struct {
 }
 
 // Info asks the scheduler for the cluster's description. String prints
-// the last one fetched.
+// the last one fetched. When the scheduler cannot be reached, the error
+// matches ErrSchedulerLost.
 func (c *Client) Info(ctx context.Context) (*Info, error) {
 	ci, err := wire.NewSchedulerClient(c.conn).Info(ctx, &wire.InfoRequest{})
 	if err != nil {
+		if status.Code(err) == codes.Unavailable {
+			// Also what removing a shuffle's files on the workers meets
+			// after a computation when the scheduler died: the user must
+			// see the documented error, not the transport's.
+			err = fmt.Errorf("%w: %w", ErrSchedulerLost, err)
+		}
 		return nil, fmt.Errorf("info from scheduler %s: %w", c.addr, err)
 	}
 	info := infoFromWire(ci)

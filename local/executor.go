@@ -172,7 +172,8 @@ func (e *Executor) Events() *diagnostics.Hub { return e.hub }
 // LocalDir returns the executor's directory, where results spill and tasks
 // write scratch files (shuffle shards): a directory of its own under
 // WithLocalDir's (or os.TempDir()), which no other executor shares, made
-// when first used and removed by Close.
+// by New and removed by Close. New also removes the directories that
+// executors of killed processes left there.
 func (e *Executor) LocalDir() string { return e.store.dir }
 
 // Threads returns how many tasks run at once.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/dirlock"
 	"github.com/shoal-data/shoal/internal/testutil"
 )
 
@@ -39,7 +40,7 @@ func dirEntries(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		if err == nil && !d.IsDir() && d.Name() != dirlock.Name {
 			out = append(out, p)
 		}
 		return nil
@@ -221,5 +222,38 @@ func TestSpillFilesRemovedOnCancel(t *testing.T) {
 	}
 	if m := e.Memory(); m.Keys != 0 || m.Spilled != 0 {
 		t.Errorf("memory after cancel: %+v", m)
+	}
+}
+
+// TestKilledExecutorsDirsRemoved: New removes the directories that
+// executors of killed processes left under its base (their lock is free),
+// and never a running executor's; Close removes its own.
+func TestKilledExecutorsDirsRemoved(t *testing.T) {
+	base := t.TempDir()
+	killed := filepath.Join(base, "shoal-local-1-0000abcd")
+	if err := os.MkdirAll(filepath.Join(killed, "shuffle-x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := dirlock.Lock(killed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close() // as when its process died
+	running := New(WithLocalDir(base))
+	defer running.Close()
+	if _, err := os.Stat(killed); !os.IsNotExist(err) {
+		t.Fatalf("the directory of a killed executor is still there: %v", err)
+	}
+	other := New(WithLocalDir(base))
+	for _, e := range []*Executor{running, other} {
+		if _, err := os.Stat(filepath.Join(e.LocalDir(), dirlock.Name)); err != nil {
+			t.Errorf("executor directory: %v", err)
+		}
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(other.LocalDir()); !os.IsNotExist(err) {
+		t.Errorf("Close left %s: %v", other.LocalDir(), err)
 	}
 }

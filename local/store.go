@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoal-data/shoal/diagnostics"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/dirlock"
 	"github.com/shoal-data/shoal/internal/spillfile"
 	"github.com/shoal-data/shoal/scheduler"
 )
@@ -49,8 +50,9 @@ type store struct {
 	managed  int64
 	spilled  int64
 	limit    int64  // bytes above which results spill; 0 means never
-	dir      string // the executor's directory, made on first spill
+	dir      string // the executor's directory
 	made     bool
+	lock     *os.File // held while the executor runs (see makeDir)
 	nfiles   int
 	logger   *slog.Logger
 	registry *graph.Registry
@@ -60,6 +62,7 @@ type store struct {
 // sentinel, so the store must not be copied afterwards).
 func (s *store) init(cfg config, logger *slog.Logger) {
 	*s = store{dir: ownDir(cfg.localDir), logger: logger, registry: cfg.registry}
+	s.makeDir()
 	if cfg.memoryLimit > 0 {
 		s.limit = int64(float64(cfg.memoryLimit) * cfg.spillFraction)
 	}
@@ -152,7 +155,29 @@ func (s *store) overLimit() bool { return s.limit > 0 && s.managed > s.limit }
 // close removes the executor's directory: spill files, and what tasks
 // wrote there.
 func (s *store) close() error {
-	return removeAll(s.dir)
+	err := removeAll(s.dir)
+	if s.lock != nil {
+		s.lock.Close()
+	}
+	return err
+}
+
+// makeDir makes the executor's directory and takes its lock, so that a
+// later executor can tell it from the directory of a killed process;
+// first it removes the directories killed processes left. Where it
+// cannot, the directory is made on first use, without a lock.
+func (s *store) makeDir() {
+	if removed, err := dirlock.Sweep(filepath.Join(filepath.Dir(s.dir), "shoal-local-*-*")); len(removed) > 0 || err != nil {
+		s.logger.Info("removed the directories of executors whose processes were killed", "paths", removed, "error", err)
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return
+	}
+	l, err := dirlock.Lock(s.dir)
+	if err != nil {
+		return
+	}
+	s.lock, s.made = l, true
 }
 
 // ensureDir makes the executor's directory on first use.

@@ -36,6 +36,7 @@ import (
 	"github.com/shoal-data/shoal/distributed/security"
 	"github.com/shoal-data/shoal/distributed/wire"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/dirlock"
 	"github.com/shoal-data/shoal/internal/logring"
 	"github.com/shoal-data/shoal/internal/spillfile"
 )
@@ -135,7 +136,7 @@ type Config struct {
 type Worker struct {
 	cfg Config
 	// dirLock is held while the worker runs, so that later workers know
-	// its directory is in use (see sweepDirs).
+	// its directory is in use (see dirlock.Sweep).
 	dirLock *os.File
 	logger  *slog.Logger
 	ring    *logring.Ring
@@ -243,13 +244,13 @@ func New(cfg Config) (*Worker, error) {
 	if base == "" {
 		base = os.TempDir()
 	}
-	removed, sweepErr := sweepDirs(base)
+	removed, sweepErr := dirlock.Sweep(filepath.Join(base, "shoal-worker-*-*"))
 	dir, err := os.MkdirTemp(base, DirPattern(os.Getpid()))
 	if err != nil {
 		lis.Close()
 		return nil, fmt.Errorf("worker %s: make local directory in %s: %w", addr, base, err)
 	}
-	dirLock, err := lockDir(dir)
+	dirLock, err := dirlock.Lock(dir)
 	if err != nil {
 		lis.Close()
 		os.RemoveAll(dir)
@@ -1005,27 +1006,3 @@ func (w *Worker) fetchFrom(k graph.Key, from []string) (any, string, error) {
 // make (filepath.Glob): whoever watches a process that ended removes
 // what it left.
 func DirPattern(pid int) string { return fmt.Sprintf("shoal-worker-%d-*", pid) }
-
-// sweepDirs removes the directories in base that workers killed before
-// they could remove them left behind (nobody watched them, or their
-// watcher was killed too): those whose lock no process holds. It returns
-// what it removed.
-func sweepDirs(base string) ([]string, error) {
-	dirs, err := filepath.Glob(filepath.Join(base, "shoal-worker-*-*"))
-	if err != nil {
-		return nil, err
-	}
-	var removed []string
-	var errs []error
-	for _, d := range dirs {
-		if !staleDir(d) {
-			continue
-		}
-		if err := os.RemoveAll(d); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		removed = append(removed, d)
-	}
-	return removed, errors.Join(errs...)
-}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -141,5 +142,51 @@ func TestCollectFreesSpace(t *testing.T) {
 	t.Logf("shard file: %d bytes allocated before the collects, %d after", before, after)
 	if after > before/10 {
 		t.Logf("the file system did not free the collected sections (no hole punching?)")
+	}
+}
+
+// A split still running when its computation ended (and Cleanup removed
+// the shuffle's files) removes what it wrote when it closes, with
+// ErrEnded, instead of leaving files nobody removes; a split of a later
+// run of the same shuffle, started after the Cleanup, keeps its files.
+func TestSplitAfterCleanup(t *testing.T) {
+	mem := checkedMem(t)
+	rec := makeBatch(rand.New(rand.NewPCG(12, 12)), mem, 0, 5000, 100)
+	defer rec.Release()
+	for _, layout := range []Layout{FilePerInput, FilePerShard} {
+		ctx := context.Background()
+		dir := t.TempDir()
+		st := LocalStorage(dir)
+		opts := Options{Budget: 16 << 10, Mem: mem, Layout: layout}
+		late, err := NewSplitter(st, "s", 0, testSchema, HashPartitioner("k"), 4, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := late.Write(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := Cleanup(ctx, st, "s"); err != nil { // the computation ended
+			t.Fatal(err)
+		}
+		if err := late.Write(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := late.Close(ctx); !errors.Is(err, ErrEnded) {
+			t.Fatalf("%s: Close of a split that outlived its shuffle: %v, want ErrEnded", layout, err)
+		}
+		if f := files(t, dir); len(f) != 0 {
+			t.Errorf("%s: files left by a split that outlived its shuffle: %v", layout, f)
+		}
+		if _, err := os.Stat(st.Path(Dir("s"))); !os.IsNotExist(err) {
+			t.Errorf("%s: the shuffle's directory is back: %v", layout, err)
+		}
+		// The next run of the same shuffle.
+		man, err := Split(ctx, st, "s", 0, rec, HashPartitioner("k"), 4, opts)
+		if err != nil {
+			t.Fatalf("%s: a split after Cleanup: %v", layout, err)
+		}
+		if n := len(files(t, dir)); n == 0 || man.Bytes == 0 {
+			t.Errorf("%s: the later split kept %d files, %d bytes", layout, n, man.Bytes)
+		}
 	}
 }

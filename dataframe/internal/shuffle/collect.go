@@ -15,6 +15,7 @@ import (
 
 	"github.com/shoal-data/shoal/dataframe/internal/sortk"
 	"github.com/shoal-data/shoal/graph"
+	"github.com/shoal-data/shoal/internal/ended"
 )
 
 // shardRef is one segment to read, with where it comes from.
@@ -775,6 +776,9 @@ func Cleanup(ctx context.Context, st Storage, shuffleID string) error {
 	if err := checkID(shuffleID); err != nil {
 		return err
 	}
+	// For splits still running: they remove what they write (see
+	// Splitter.Close).
+	ended.Mark(st.Path(Dir(shuffleID)))
 	if err := st.RemoveAll(ctx, Dir(shuffleID)); err != nil {
 		return fmt.Errorf("shuffle %s: cleanup: %w", shuffleID, err)
 	}

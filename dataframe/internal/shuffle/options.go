@@ -1,6 +1,7 @@
 package shuffle
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -131,6 +132,10 @@ func checkID(id string) error {
 
 // Dir is the directory of a shuffle's files in its storage.
 func Dir(shuffleID string) string { return "shuffle-" + shuffleID }
+
+// ErrEnded is the error of a split whose shuffle was cleaned up while it
+// ran; its files are removed.
+var ErrEnded = errors.New("the shuffle was cleaned up while the split ran (its computation ended)")
 
 // The names of a shuffle's files carry the attempt of the task that wrote
 // them (newAttempt): a split or a collect that runs again, here or on

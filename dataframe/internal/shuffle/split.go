@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/shoal-data/shoal/dataframe/internal/sortk"
+	"github.com/shoal-data/shoal/internal/ended"
 )
 
 // Manifest is what a split task returns: where the rows of its input went,
@@ -85,7 +87,8 @@ type Splitter struct {
 	pendBy  int64                 // bytes held by pending
 	files   []*outFile
 	man     *Manifest
-	attempt string // in the names of its files
+	attempt string    // in the names of its files
+	started time.Time // see Close
 	err     error
 	done    bool
 }
@@ -131,7 +134,7 @@ func NewSplitter(st Storage, shuffleID string, input int, schema *arrow.Schema, 
 		return nil, fmt.Errorf("shuffle %s: split of input partition %d into %d outputs: want m >= 1, input >= 0, a storage, a partitioner and a schema", shuffleID, input, m)
 	}
 	s := &Splitter{st: st, id: shuffleID, input: input, schema: schema, p: p, m: m, opts: opts, mem: opts.mem(),
-		attempt: newAttempt(),
+		attempt: newAttempt(), started: time.Now(),
 		pending: make([][]arrow.RecordBatch, m),
 		man:     &Manifest{ShuffleID: shuffleID, Input: input, Layout: opts.Layout, Outputs: make([]Shard, m)}}
 	if ps, ok := st.(PeerStorage); ok {
@@ -354,6 +357,13 @@ func (s *Splitter) Close(ctx context.Context) (*Manifest, error) {
 			return nil, s.fail(ctx, fmt.Errorf("shuffle %s: split of input partition %d: close %s: %w", s.id, s.input, s.st.Path(f.name), err))
 		}
 		s.man.Bytes += f.cw.n
+	}
+	// A computation that ended while this split ran removed the
+	// shuffle's files, and nobody will remove these.
+	if ended.Since(s.st.Path(Dir(s.id)), s.started) {
+		err := s.fail(ctx, fmt.Errorf("shuffle %s: split of input partition %d: %w", s.id, s.input, ErrEnded))
+		s.st.Remove(context.WithoutCancel(ctx), Dir(s.id)) // if nothing else is in it
+		return nil, err
 	}
 	s.done = true
 	return s.man, nil

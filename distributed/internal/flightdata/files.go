@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/shoal-data/shoal/internal/ended"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -160,7 +161,11 @@ func ServeRemoveDirs(a *flight.Action, stream flight.FlightService_DoActionServe
 		if err := CheckFileName(d); err != nil {
 			return status.Errorf(codes.InvalidArgument, "%s: %v", ActionRemoveDirs, err)
 		}
-		if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(d))); err != nil {
+		// For tasks still writing there: a shuffle's split that started
+		// before removes its files when it ends.
+		p := filepath.Join(dir, filepath.FromSlash(d))
+		ended.Mark(p)
+		if err := os.RemoveAll(p); err != nil {
 			errs = append(errs, err)
 		}
 	}

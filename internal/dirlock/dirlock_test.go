@@ -1,6 +1,6 @@
 //go:build unix
 
-package worker
+package dirlock
 
 import (
 	"os"
@@ -26,26 +26,26 @@ func TestSweepDirs(t *testing.T) {
 		return d
 	}
 	killed := mk("shoal-worker-123-1")
-	l, err := lockDir(killed)
+	l, err := Lock(killed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Close() // as when the process ends
 	running := mk("shoal-worker-124-2")
-	held, err := lockDir(running)
+	held, err := Lock(running)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer held.Close()
 	old := mk("shoal-worker-125-3") // no lock file: not judged
 	other := mk("shoal-local-126-4")
-	if err := os.WriteFile(filepath.Join(other, dirLockName), nil, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(other, Name), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if staleDir(running) {
+	if stale(running) {
 		t.Fatal("the directory of a running worker is taken as stale")
 	}
-	removed, err := sweepDirs(base)
+	removed, err := Sweep(filepath.Join(base, "shoal-worker-*-*"))
 	if err != nil || !slices.Equal(removed, []string{killed}) {
 		t.Fatalf("sweepDirs = %v, %v; want only %s", removed, err, killed)
 	}
