@@ -108,18 +108,25 @@ func (r *Ring) Drain() []Record {
 // Handler returns a slog handler that keeps records of at least level in
 // r and passes every record on to next (which may be nil).
 func (r *Ring) Handler(next slog.Handler, level slog.Leveler) slog.Handler {
+	return Tee(next, level, r.add)
+}
+
+// Tee returns a slog handler that gives sink each record of at least level
+// (Info if nil), its attributes flattened to text (Flatten), and passes
+// every record on to next (which may be nil).
+func Tee(next slog.Handler, level slog.Leveler, sink func(Record)) slog.Handler {
 	if level == nil {
 		level = slog.LevelInfo
 	}
-	return &handler{ring: r, next: next, level: level}
+	return &handler{sink: sink, next: next, level: level}
 }
 
 type handler struct {
-	ring   *Ring
+	sink   func(Record)
 	next   slog.Handler
 	level  slog.Leveler
-	attrs  []slog.Attr
-	prefix string
+	attrs  []slog.Attr // of WithAttrs, their keys with the groups before them
+	prefix string      // the groups of WithGroup, each followed by a dot
 }
 
 func (h *handler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -128,7 +135,7 @@ func (h *handler) Enabled(ctx context.Context, l slog.Level) bool {
 
 func (h *handler) Handle(ctx context.Context, rec slog.Record) error {
 	if rec.Level >= h.level.Level() {
-		out := Record{Time: rec.Time, Level: rec.Level, Message: rec.Message, Attrs: map[string]string{}}
+		out := Record{Time: rec.Time, Level: rec.Level, Message: rec.Message, Attrs: make(map[string]string, len(h.attrs)+rec.NumAttrs())}
 		for _, a := range h.attrs {
 			Flatten(out.Attrs, "", a)
 		}
@@ -136,7 +143,7 @@ func (h *handler) Handle(ctx context.Context, rec slog.Record) error {
 			Flatten(out.Attrs, h.prefix, a)
 			return true
 		})
-		h.ring.add(out)
+		h.sink(out)
 	}
 	if h.next != nil && h.next.Enabled(ctx, rec.Level) {
 		return h.next.Handle(ctx, rec)
