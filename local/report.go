@@ -238,13 +238,10 @@ const statusLogs = 20
 // since s.since, oldest first.
 func (s *source) records(n int) []dashboard.LogRecord {
 	out := []dashboard.LogRecord{}
-	for _, r := range s.e.ring.Records() {
+	for _, r := range s.e.ring.Last(n) { // in time order: the newest n since then are among them
 		if !r.Time.Before(s.since) {
 			out = append(out, dashboard.LogRecord{Time: r.Time, Level: r.Level.String(), Message: r.Message, Attrs: r.Attrs})
 		}
-	}
-	if n > 0 && len(out) > n {
-		out = out[len(out)-n:]
 	}
 	return out
 }
