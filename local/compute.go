@@ -204,6 +204,15 @@ func (e *Executor) end(c *computation, reason error) {
 		e.owner = nil
 	}
 	e.waitSlots(stopping)
+	// A task that finished before the end may still be writing values
+	// to disk, this computation's among them: once written, those
+	// released meanwhile are removed. Wait for that, so that nothing of
+	// the computation is left on disk when it returns.
+	e.waiters++
+	for e.store.writing > 0 {
+		e.cond.Wait()
+	}
+	e.waiters--
 }
 
 // Compute runs the tasks of g needed for keys and returns their values in

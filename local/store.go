@@ -54,6 +54,7 @@ type store struct {
 	made     bool
 	lock     *os.File // held while the executor runs (see makeDir)
 	nfiles   int
+	writing  int // spills being written, the lock released (see end)
 	logger   *slog.Logger
 	registry *graph.Registry
 }
@@ -232,6 +233,7 @@ func (e *Executor) spill(fresh *entry) error {
 			s.nfiles++
 			en.path = filepath.Join(dir, spillfile.Name(en.key, s.nfiles, en.value))
 		}
+		s.writing++
 		e.mu.Unlock()
 		errs := make([]error, len(victims))
 		for i, en := range victims {
@@ -242,6 +244,9 @@ func (e *Executor) spill(fresh *entry) error {
 			}
 		}
 		e.mu.Lock()
+		if s.writing--; s.writing == 0 && e.waiters > 0 {
+			e.cond.Broadcast()
+		}
 		var first error
 		for i, en := range victims {
 			if s.lookup(en.id, en.key) != en {
